@@ -1,0 +1,141 @@
+// Extract the visible, unoccluded interactive elements of the page (open shadow roots and same-origin
+// iframes included), with boxes and a verified click point in top-level viewport CSS pixels.
+function extract(opts) {
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const elements = [];
+  const headings = [];
+
+  function roleOf(el) {
+    const r = el.getAttribute('role');
+    if (r) return r.split(' ')[0];
+    const tag = el.localName;
+    if (tag === 'a') return 'link';
+    if (tag === 'button' || tag === 'summary') return 'button';
+    if (tag === 'select') return el.multiple ? 'listbox' : 'combobox';
+    if (tag === 'textarea') return 'textbox';
+    if (tag === 'input') return INPUT_ROLES[(el.type || 'text').toLowerCase()] || 'textbox';
+    if (el.isContentEditable) return 'textbox';
+    if (el.hasAttribute('onclick')) return 'button';
+    return 'generic';
+  }
+
+  function nameOf(el) {
+    const aria = clean(el.getAttribute('aria-label'));
+    if (aria) return aria;
+    const by = el.getAttribute('aria-labelledby');
+    if (by) {
+      const root = el.getRootNode();
+      const t = clean(by.split(/\s+/).map(id => {
+        const n = root.getElementById ? root.getElementById(id) : null;
+        return n ? n.textContent : '';
+      }).join(' '));
+      if (t) return t;
+    }
+    const tag = el.localName;
+    if (tag === 'input' || tag === 'select' || tag === 'textarea') {
+      const type = (el.type || '').toLowerCase();
+      if (['submit', 'button', 'reset'].includes(type)) return clean(el.value) || type;
+      if (el.labels && el.labels.length) {
+        const t = clean(Array.from(el.labels).map(l => l.innerText).join(' '));
+        if (t) return t;
+      }
+      return clean(el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name') || '');
+    }
+    let text = clean(el.innerText || el.textContent);
+    if (!text) {
+      const img = el.querySelector('img[alt]');
+      text = img ? clean(img.getAttribute('alt')) : '';
+    }
+    return text || clean(el.getAttribute('title') || '');
+  }
+
+  function valueOf(el) {
+    const tag = el.localName;
+    if (tag === 'select') return el.selectedOptions.length ? clean(el.selectedOptions[0].text) : '';
+    if (tag === 'input') {
+      const type = (el.type || '').toLowerCase();
+      if (type === 'checkbox' || type === 'radio') return el.checked ? 'checked' : '';
+      if (type === 'password') return el.value ? '••••' : '';
+      if (['submit', 'button', 'reset', 'image'].includes(type)) return '';
+      return cut(el.value || '', 100);
+    }
+    if (tag === 'textarea') return cut(el.value || '', 100);
+    return '';
+  }
+
+  function styleOk(el) {
+    if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    const st = el.ownerDocument.defaultView.getComputedStyle(el);
+    return st.visibility === 'visible' && st.display !== 'none' && parseFloat(st.opacity) > 0;
+  }
+
+  // Box in top-level coordinates, clipped to `clip`; null when nothing of it shows.
+  function boxOf(el, off, clip) {
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) return null;
+    const x = r.left + off.x, y = r.top + off.y;
+    const c = {
+      x0: Math.max(x, clip.x0), y0: Math.max(y, clip.y0),
+      x1: Math.min(x + r.width, clip.x1), y1: Math.min(y + r.height, clip.y1),
+    };
+    if (c.x1 - c.x0 < 1 || c.y1 - c.y0 < 1) return null;
+    return { x, y, w: r.width, h: r.height, clip: c };
+  }
+
+  // A point of the visible box where the hit test lands on `el` itself; null when it is occluded.
+  function clickPoint(el, box) {
+    const c = box.clip;
+    for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75], [0.15, 0.5], [0.85, 0.5]]) {
+      const px = c.x0 + (c.x1 - c.x0) * fx, py = c.y0 + (c.y1 - c.y0) * fy;
+      if (within(el, deepHit(document, px, py))) return [px, py];
+    }
+    return null;
+  }
+
+  function visit(root, frame, off, clip) {
+    for (const el of root.querySelectorAll('*')) {
+      if (elements.length >= opts.maxElements) return;
+      const tag = el.localName;
+      if (tag === 'iframe' || tag === 'frame') {
+        let idoc = null;
+        try { idoc = el.contentDocument; } catch (e) { idoc = null; }
+        const box = idoc && styleOk(el) ? boxOf(el, off, clip) : null;
+        if (box) {
+          const o = frameOffset(el);
+          visit(idoc, frame.concat([pathOf(el)]), { x: off.x + o.x, y: off.y + o.y }, box.clip);
+        }
+        continue;
+      }
+      if (!frame.length && /^h[1-3]$/.test(tag) && headings.length < 12) {
+        const t = cut(clean(el.innerText), 120);
+        if (t && styleOk(el) && boxOf(el, off, clip)) headings.push(t);
+      }
+      if (el.shadowRoot) visit(el.shadowRoot, frame, off, clip);
+      if (!el.matches(INTERACTIVE)) continue;
+      if (tag === 'input' && (el.type || '').toLowerCase() === 'hidden') continue;
+      if (el.getAttribute('tabindex') === '-1' && !el.matches(INTERACTIVE.replace('[tabindex],', ''))) continue;
+      if (el.parentElement && el.parentElement.closest(CONTAINER)) continue;
+      if (!styleOk(el)) continue;
+      const box = boxOf(el, off, clip);
+      if (!box) continue;
+      const point = clickPoint(el, box);
+      if (!point) continue;
+      elements.push({
+        tag, role: roleOf(el), name: cut(nameOf(el), 100), value: valueOf(el),
+        href: tag === 'a' && el.href ? el.href : null,
+        input_type: tag === 'input' ? (el.type || 'text').toLowerCase() : null,
+        options: tag === 'select' ? Array.from(el.options).slice(0, 30).map(o => cut(clean(o.text), 60)) : [],
+        bbox: [box.x, box.y, box.w, box.h].map(v => Math.round(v * 10) / 10),
+        point: point.map(v => Math.round(v * 10) / 10),
+        enabled: !el.disabled && el.getAttribute('aria-disabled') !== 'true',
+        frame, path: pathOf(el),
+      });
+    }
+  }
+
+  visit(document, [], { x: 0, y: 0 }, { x0: 0, y0: 0, x1: vw, y1: vh });
+  return {
+    url: location.href, title: document.title, headings, elements,
+    viewport: [vw, vh], scroll: [window.scrollX, window.scrollY],
+  };
+}

@@ -1,0 +1,143 @@
+"""Typed records that cross module boundaries: elements, observations, actions, browser events.
+
+Records only; the logic that builds or acts on them lives in `observe`, `browser` and friends.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ActionKind = Literal["click", "type", "select", "scroll", "hover", "back", "goto", "stop"]
+EventKind = Literal[
+    "dialog",
+    "popup",
+    "download",
+    "blocked_request",
+    "refused",
+    "timeout",
+    "crash",
+    "http_error",
+    "navigation_error",
+    "dialog_flood",
+    "navigation_loop",
+    "observe_error",
+]
+
+
+class Element(BaseModel):
+    """One interactive element of an observation, numbered by its Set-of-Mark `mark`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mark: int
+    tag: str
+    role: str
+    name: str
+    value: str = ""
+    href: str | None = None
+    input_type: str | None = None
+    options: tuple[str, ...] = ()
+    bbox: tuple[float, float, float, float]  # x, y, w, h in CSS px of the top-level viewport
+    point: tuple[float, float]  # a point inside bbox where a hit test lands on this element
+    visible: bool = True
+    enabled: bool = True
+    frame: tuple[str, ...] = ()  # structural paths of the iframes that hold it, outermost first
+    path: str = ""  # structural path inside its document (shadow roots marked with `>>`)
+    key: str  # stable identity across observations: see observe.element_key
+
+
+class Observation(BaseModel):
+    """What the agent sees at one moment: page identity, elements, screenshots and a text form."""
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+
+    url: str
+    title: str
+    status: int | None = None  # HTTP status of the last main-frame navigation
+    headings: list[str] = Field(default_factory=list)
+    elements: list[Element]
+    screenshot: bytes = Field(repr=False)  # PNG of the viewport
+    som_screenshot: bytes = Field(repr=False)  # the same PNG with Set-of-Mark boxes and numbers
+    text: str  # the element list rendered for a text model
+    viewport: tuple[int, int]
+    scroll: tuple[float, float] = (0.0, 0.0)
+    timestamp: float = Field(default_factory=time.time)
+
+    def element(self, mark: int) -> Element | None:
+        """The element carrying SoM number `mark`, or None."""
+        for el in self.elements:
+            if el.mark == mark:
+                return el
+        return None
+
+
+class Action(BaseModel):
+    """One browser action; `describe()` is its natural-language form for prompts and datasets."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ActionKind
+    mark: int | None = None
+    element_key: str | None = None
+    label: str = ""  # role + name of the target element, for describe()
+    text: str | None = None
+    press_enter: bool = False
+    option: str | None = None
+    url: str | None = None
+    direction: Literal["up", "down"] | None = None
+
+    @classmethod
+    def on(cls, element: Element, kind: ActionKind = "click", **fields: object) -> Action:
+        """An action aimed at `element` (its mark, key and label filled in)."""
+        label = f'{element.role} "{element.name}"' if element.name else element.role
+        return cls(kind=kind, mark=element.mark, element_key=element.key, label=label, **fields)
+
+    def describe(self) -> str:
+        """Natural-language description, e.g. `click link "Laptops"`."""
+        target = self.label or (f"element [{self.mark}]" if self.mark is not None else "the page")
+        match self.kind:
+            case "click":
+                return f"click {target}"
+            case "type":
+                enter = " and press Enter" if self.press_enter else ""
+                return f'type "{self.text or ""}" into {target}{enter}'
+            case "select":
+                return f'select "{self.option or ""}" in {target}'
+            case "scroll":
+                where = "" if self.mark is None else f" inside {target}"
+                return f"scroll {self.direction or 'down'}{where}"
+            case "hover":
+                return f"hover over {target}"
+            case "back":
+                return "go back"
+            case "goto":
+                return f"go to {self.url}"
+            case _:
+                return "stop"
+
+
+class BrowserEvent(BaseModel):
+    """Something the browser did or refused during an action: a dialog, a blocked request, a crash."""
+
+    kind: EventKind
+    detail: str = ""
+    url: str = ""
+    timestamp: float = Field(default_factory=time.time)
+
+
+class ActionOutcome(BaseModel):
+    """The result of executing one action: where it went and every event on the way."""
+
+    action: Action
+    ok: bool
+    error: str | None = None
+    url_before: str
+    url_after: str
+    status: int | None = None
+    new_tab: str | None = None
+    dialogs: list[str] = Field(default_factory=list)
+    events: list[BrowserEvent] = Field(default_factory=list)
+    seconds: float = 0.0

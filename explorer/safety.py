@@ -1,0 +1,59 @@
+"""Safety rules: which URLs are in a site's scope, and which elements its policy forbids."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+from explorer.config import Policy, origin_of
+from explorer.records import Element
+
+# Schemes that never reach the network; always allowed.
+_LOCAL_SCHEMES = ("data", "blob", "about", "javascript")
+
+
+def in_scope(url: str, allowed_origins: list[str]) -> bool:
+    """True when `url` belongs to one of the allowed origins (entries may use a `*.` host wildcard)."""
+    scheme = urlsplit(url).scheme
+    if scheme in _LOCAL_SCHEMES:
+        return True
+    if scheme == "chrome-error":  # Chromium's own error page after a failed navigation
+        return True
+    origin = origin_of(url)
+    return any(_origin_matches(origin, allowed) for allowed in allowed_origins)
+
+
+def _origin_matches(origin: str, allowed: str) -> bool:
+    allowed = allowed.rstrip("/").lower()
+    if allowed == origin or (allowed == "file:" and origin == "file://"):
+        return True
+    if "*." in allowed:
+        scheme, _, host = allowed.partition("://*.")
+        o_scheme, _, o_host = origin.partition("://")
+        return o_scheme == scheme and (o_host == host or o_host.endswith("." + host))
+    return False
+
+
+def allowed_hosts(allowed_origins: list[str]) -> list[str]:
+    """Host names (no ports) of the allowed origins, for a DNS-level guard."""
+    hosts = []
+    for origin in allowed_origins:
+        host = urlsplit(origin.replace("*.", "")).hostname
+        if host and host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+@lru_cache(maxsize=256)
+def _compiled(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
+    return [re.compile(p, re.IGNORECASE) for p in patterns]
+
+
+def forbidden_reason(element: Element, policy: Policy) -> str | None:
+    """The policy pattern that `element` matches (by name, value or href), or None if it may be used."""
+    fields = [element.name, element.value if element.role == "button" else "", element.href or ""]
+    for pattern in _compiled(tuple(policy.forbid)):
+        if any(f and pattern.search(f) for f in fields):
+            return pattern.pattern
+    return None

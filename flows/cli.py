@@ -1,0 +1,91 @@
+"""The `scalehop` command line: one verb per stage, calling the same plain functions as the flows."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from explorer.config import BrowserConfig, load_site_config
+from explorer.errors import ScalehopError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scalehop", description=__doc__)
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sites = sub.add_parser("sites", help="the bundled demo sites")
+    sites_sub = sites.add_subparsers(dest="sites_command", required=True)
+    serve = sites_sub.add_parser("serve", help="serve shop, forum and classifieds on PORT, PORT+1, PORT+2")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8700)
+    serve.add_argument("--seed", type=int, default=0)
+    serve.add_argument("--slow-seconds", type=float, default=30.0, help="delay of the slow-page trap")
+
+    obs = sub.add_parser("observe", help="observe a site's start page: observation.json, screenshot.png, som.png")
+    obs.add_argument("target", help="a start URL (http://, https://, file://) or a site config (.toml/.yaml)")
+    obs.add_argument("--out", required=True, help="output folder")
+    obs.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
+    obs.add_argument("--json", action="store_true", help="print the observation summary as JSON")
+
+    demo = sub.add_parser("demo", help="the end-to-end demo on the bundled sites")
+    demo.add_argument("--out", default="runs/demo", help="where the demo writes its results")
+    demo.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
+    return p
+
+
+def _cmd_sites_serve(args: argparse.Namespace) -> int:
+    from sites import serve_sites
+
+    servers = serve_sites(host=args.host, port=args.port, seed=args.seed, slow_seconds=args.slow_seconds)
+    for name, url in servers.urls.items():
+        print(f"{name:12s} {url}")
+    print("reset any site with POST <url>__reset; Ctrl-C stops", flush=True)
+    servers.serve_forever()
+    return 0
+
+
+def _cmd_observe(args: argparse.Namespace) -> int:
+    from flows.first_look import observe_to_dir
+
+    site = load_site_config(args.target)
+    obs, out = asyncio.run(observe_to_dir(site, BrowserConfig(executable=args.chromium), args.out))
+    summary = {"url": obs.url, "title": obs.title, "status": obs.status, "elements": len(obs.elements), "out": str(out)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(obs.text)
+        print(f"\n{len(obs.elements)} elements; wrote {out}/observation.json, screenshot.png, som.png")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from flows.demo import run_demo
+
+    run_demo(out=args.out, browser=BrowserConfig(executable=args.chromium))
+    return 0
+
+
+_COMMANDS = {"serve": _cmd_sites_serve, "observe": _cmd_observe, "demo": _cmd_demo}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `scalehop` console script. User errors print one line and exit 2."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    command = getattr(args, "sites_command", None) or args.command
+    try:
+        return _COMMANDS[command](args)
+    except ScalehopError as exc:
+        print(f"scalehop: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("scalehop: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

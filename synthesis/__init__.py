@@ -1,0 +1,1 @@
+"""Reverse construction: datasets of tasks and page QA built from exploration runs."""

@@ -1,0 +1,1 @@
+"""Self-improvement: SFT views of failure samples, LoRA training, adapters, evaluation."""
