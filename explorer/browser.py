@@ -27,7 +27,7 @@ from playwright.async_api import (
 from playwright.async_api import Error as PlaywrightError
 
 from explorer.config import BrowserConfig, SiteConfig
-from explorer.errors import BrowserNotFound, SiteUnreachable
+from explorer.errors import BrowserNotFound, ScalehopError, SiteUnreachable
 from explorer.observe import observe, page_script
 from explorer.records import Action, ActionOutcome, BrowserEvent, Element, EventKind, Observation
 from explorer.safety import allowed_hosts, forbidden_reason, in_scope
@@ -45,6 +45,11 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage",
 ]
 _NEEDS_ELEMENT = ("click", "type", "select", "hover")
+_FAULTS = ("timeout", "navigation_error", "navigation_loop", "crash", "dialog_flood")
+
+
+class ObserveError(ScalehopError):
+    """The page could not be observed (it kept navigating, hung, or crashed repeatedly)."""
 
 
 class StaleElement(PlaywrightError):
@@ -115,6 +120,7 @@ class _Operation:
     committed: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     popups: list[Page] = field(default_factory=list)
+    nav_method: str | None = None  # HTTP method of the last main-frame navigation request
     refused_navigation: str | None = None  # an out-of-scope main-frame navigation the guard answered with 204
 
 
@@ -190,11 +196,11 @@ class BrowserSession:
                 obs = await observe(self.page, timeout_s=self.site.timeouts.action_ms / 1000)
                 obs.status = self.status
                 return obs
-            except (PlaywrightError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, PlaywrightError) as exc:
                 last = exc
                 await self._wait_load(self.site.timeouts.navigation_ms / 1000)
         self._record("observe_error", _first_line(last), self.page.url)
-        raise RuntimeError(f"could not observe {self.page.url}: {_first_line(last)}")
+        raise ObserveError(f"could not observe {self.page.url}: {_first_line(last)}")
 
     async def act(self, action: Action, obs: Observation | None = None) -> ActionOutcome:
         """Execute `action` (marks refer to `obs`) within the site's timeouts; never raises for page faults."""
@@ -208,7 +214,7 @@ class BrowserSession:
             try:
                 await asyncio.wait_for(self._perform(action, element), self._action_budget(action))
                 await self._settle()
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 error = f"{action.kind} timed out"
                 self._record("timeout", error, self.page.url)
                 await self._stop_loading()
@@ -224,11 +230,15 @@ class BrowserSession:
         else:
             new_tab = None
         await self._await_recovery()
+        if self.page.url.startswith("chrome-error://"):
+            await self._leave_error_page(url_before)
         if error is None and self._op.refused_navigation:
             error = f"out of scope: {self._op.refused_navigation}"
-        if any(e.kind in ("crash", "dialog_flood") for e in self._op.events):
-            error = error or next(e.detail for e in self._op.events if e.kind in ("crash", "dialog_flood"))
-        elif in_scope(self.page.url, self.site.allowed_origins) and not self.page.url.startswith("chrome-error"):
+        faults = [e for e in self._op.events if e.kind in _FAULTS]
+        if error is None and faults:
+            error = faults[0].detail
+        page_replaced = any(e.kind in ("crash", "dialog_flood") for e in faults)
+        if not page_replaced and in_scope(self.page.url, self.site.allowed_origins):
             self._last_good_url = self.page.url
         return ActionOutcome(
             action=action,
@@ -238,10 +248,23 @@ class BrowserSession:
             url_after=self.page.url,
             status=self.status,
             new_tab=new_tab,
+            navigation=self._op.nav_method if self._op.committed else None,
             dialogs=list(self._op.dialogs),
             events=list(self._op.events),
             seconds=time.monotonic() - self._op.started,
         )
+
+    async def _leave_error_page(self, url_before: str) -> None:
+        """Chromium's error page is no state of the site: go back to where the action started."""
+        try:
+            await self.page.go_back(timeout=self.site.timeouts.navigation_ms, wait_until="load")
+        except PlaywrightError:
+            pass
+        if self.page.url != url_before and in_scope(url_before, self.site.allowed_origins):
+            try:
+                await self.page.goto(url_before, timeout=self.site.timeouts.navigation_ms, wait_until="load")
+            except PlaywrightError as exc:
+                self._record("navigation_error", _first_line(exc), url_before)
 
     def _refusal(self, action: Action, obs: Observation | None) -> str | None:
         element = obs.element(action.mark) if obs and action.mark is not None else None
@@ -326,7 +349,7 @@ class BrowserSession:
             self._op.changed.clear()
             try:
                 await asyncio.wait_for(self._op.changed.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         if self._op.committed:
             await self._wait_load(max(0.1, deadline - time.monotonic()))
@@ -339,9 +362,11 @@ class BrowserSession:
                 self._record("timeout", f"page did not finish loading within {seconds:.1f} s", self.page.url)
 
     async def _stop_loading(self) -> None:
-        try:
-            await asyncio.wait_for(self.page.evaluate("window.stop()"), 2)
-        except (PlaywrightError, asyncio.TimeoutError):
+        try:  # a browser-level stop: window.stop() cannot cancel a navigation the browser already owns
+            cdp = await self.context.new_cdp_session(self.page)
+            await asyncio.wait_for(cdp.send("Page.stopLoading"), 2)
+            await cdp.detach()
+        except (TimeoutError, PlaywrightError):
             pass
         self._op.nav_pending = False
 
@@ -468,6 +493,7 @@ class BrowserSession:
     def _on_request(self, request: Request) -> None:
         if self._is_main_nav(request):
             self._op.navigations += 1
+            self._op.nav_method = request.method
             self._op.nav_pending = True
             self._op.changed.set()
 
@@ -483,7 +509,8 @@ class BrowserSession:
     def _on_request_failed(self, request: Request) -> None:
         if self._is_main_nav(request):
             failure = request.failure or "failed"
-            if request.url != self._op.refused_navigation:
+            # ERR_ABORTED: a download, a stop or a superseding navigation, recorded by their own handlers
+            if request.url != self._op.refused_navigation and "ERR_ABORTED" not in failure:
                 self._record("navigation_error", failure, request.url)
             self._op.nav_pending = False
             self._op.changed.set()
@@ -520,7 +547,7 @@ class BrowserSession:
 async def _quietly(awaitable) -> None:
     try:
         await awaitable
-    except (PlaywrightError, asyncio.TimeoutError):
+    except (TimeoutError, PlaywrightError):
         pass
 
 

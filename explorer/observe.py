@@ -83,13 +83,19 @@ def _font(size: int) -> ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
+def som_color(mark: int) -> tuple[int, int, int]:
+    """The RGB color of mark `mark`'s box and label in the overlay."""
+    hex_ = _PALETTE[mark % len(_PALETTE)]
+    return tuple(int(hex_[i : i + 2], 16) for i in (1, 3, 5))
+
+
 def draw_som(png: bytes, elements: list[Element]) -> bytes:
     """The screenshot with each element's box outlined and its mark number in a label."""
     img = Image.open(io.BytesIO(png)).convert("RGB")
     draw = ImageDraw.Draw(img)
     font = _font(12)
     for el in elements:
-        color = _PALETTE[el.mark % len(_PALETTE)]
+        color = som_color(el.mark)
         x, y, w, h = el.bbox
         draw.rectangle([x, y, x + w - 1, y + h - 1], outline=color, width=2)
         label = str(el.mark)
@@ -117,7 +123,7 @@ def render_text(url: str, title: str, headings: list[str], elements: list[Elemen
         elif el.value:
             line += f' value="{el.value}"'
         if el.href:
-            href = el.href[len(origin):] if el.href.startswith(origin) else el.href
+            href = el.href[len(origin) :] if el.href.startswith(origin) else el.href
             line += f" -> {href or '/'}"
         if not el.enabled:
             line += " (disabled)"

@@ -138,6 +138,42 @@ class ActionOutcome(BaseModel):
     url_after: str
     status: int | None = None
     new_tab: str | None = None
+    navigation: str | None = None  # method (GET/POST) of the document load the action caused, if any
     dialogs: list[str] = Field(default_factory=list)
     events: list[BrowserEvent] = Field(default_factory=list)
     seconds: float = 0.0
+
+
+NodeStatus = Literal["unexplored", "partial", "full"]
+
+
+class Node(BaseModel):
+    """One state of the SCALE-Hop graph: a normalized URL plus what its screenshot shows."""
+
+    id: str
+    url: str  # normalized
+    raw_url: str
+    title: str = ""
+    screenshot: str  # content hash of the PNG in the run's blobs/
+    status: NodeStatus = "unexplored"
+    visits: int = 0
+    tried: list[str] = Field(default_factory=list)  # element keys actuated here
+    depth: int = 0
+    addressable: bool | None = None  # does loading the URL alone reproduce the state? None: not known yet
+    unreachable: str | None = None  # why return-to-node gave up on it
+    created_step: int = 0
+
+
+class Edge(BaseModel):
+    """An action that led from one node to another, with how often it did and the last verdict."""
+
+    src: str
+    dst: str
+    action: Action
+    count: int = 1
+    last_verdict: bool | None = None
+
+    @property
+    def key(self) -> str:
+        """Edges are distinct per (src, dst, action)."""
+        return f"{self.src}|{self.dst}|{self.action.model_dump_json()}"

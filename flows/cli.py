@@ -31,6 +31,17 @@ def _parser() -> argparse.ArgumentParser:
     obs.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     obs.add_argument("--json", action="store_true", help="print the observation summary as JSON")
 
+    exp = sub.add_parser("explore", help="explore a site into a crash-safe run folder")
+    exp.add_argument("target", help="a start URL or a site config (.toml/.yaml)")
+    exp.add_argument("--strategy", choices=["random"], default="random")
+    exp.add_argument("--steps", type=int, default=50, help="browser actions in total (resumed runs included)")
+    exp.add_argument("--runs-dir", default="runs")
+    exp.add_argument("--run-id", help="name of a new run (default: timestamp-strategy-random)")
+    exp.add_argument("--resume", metavar="RUN", help="continue the run RUN in --runs-dir")
+    exp.add_argument("--seed", type=int, default=0)
+    exp.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
+    exp.add_argument("--json", action="store_true", help="last line: a JSON summary of the run")
+
     demo = sub.add_parser("demo", help="the end-to-end demo on the bundled sites")
     demo.add_argument("--out", default="runs/demo", help="where the demo writes its results")
     demo.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
@@ -62,6 +73,25 @@ def _cmd_observe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explore(args: argparse.Namespace) -> int:
+    from flows.explore import random_walk_run
+
+    site = load_site_config(args.target)
+    summary = asyncio.run(
+        random_walk_run(
+            site,
+            BrowserConfig(executable=args.chromium),
+            args.runs_dir,
+            args.steps,
+            seed=args.seed,
+            run_id=args.run_id,
+            resume_run=args.resume,
+        )
+    )
+    print(json.dumps(summary) if args.json else "\n".join(f"{k:>8s}: {v}" for k, v in summary.items()))
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from flows.demo import run_demo
 
@@ -69,7 +99,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"serve": _cmd_sites_serve, "observe": _cmd_observe, "demo": _cmd_demo}
+_COMMANDS = {"serve": _cmd_sites_serve, "observe": _cmd_observe, "explore": _cmd_explore, "demo": _cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

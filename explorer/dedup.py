@@ -1,0 +1,164 @@
+"""State identity: "which node is this?" by normalized URL, then SSIM against every node of that URL.
+
+The plain rule: compare the downscaled grayscale screenshot with every known node of the same
+normalized URL (scikit-image SSIM, 7x7 uniform windows); merge into the most similar one if its score
+is at least delta, else it is a new state. `StateIndex` gives exactly that answer, faster:
+
+* every node's window statistics are cached on a strided grid of SSIM windows;
+* a sound upper bound on each candidate's SSIM comes from those statistics alone. Per window,
+  SSIM = l * cs with l <= 1, and by Cauchy-Schwarz cs <= (2 sx sy + C2) / (sx^2 + sy^2 + C2); the
+  windows off the grid are bounded by 1. The bound is vectorized over all nodes of the URL;
+* exact SSIM then runs only on candidates whose bound reaches delta, best bound first, stopping as
+  soon as no remaining bound can beat the best exact score found.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+from PIL import Image
+from scipy.ndimage import uniform_filter
+from skimage.metrics import structural_similarity
+
+SIZE = (320, 200)  # (width, height) of the grayscale thumbnails SSIM runs on
+WIN = 7  # scikit-image's default window
+STRIDE = 2  # bound grid: every STRIDE-th window in each axis
+_C1 = (0.01 * 255) ** 2
+_C2 = (0.03 * 255) ** 2
+_COV_NORM = WIN * WIN / (WIN * WIN - 1)  # scikit-image's sample covariance
+_MARGIN = 1e-6  # float32 statistics: keep the bound an upper bound
+
+
+def normalize_url(url: str, ignore_params: list[str] | tuple[str, ...] = (), keep_fragment: bool = False) -> str:
+    """Canonical form of a URL: lowercase scheme/host, no default port, sorted query, ignored params dropped."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    port = parts.port
+    netloc = host if port is None or (scheme, port) in (("http", 80), ("https", 443)) else f"{host}:{port}"
+    ignored = set(ignore_params)
+    query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ignored)
+    return urlunsplit((scheme, netloc, parts.path or "/", urlencode(query), parts.fragment if keep_fragment else ""))
+
+
+def thumbnail(png: bytes, size: tuple[int, int] = SIZE) -> np.ndarray:
+    """The downscaled grayscale uint8 array SSIM compares."""
+    img = Image.open(io.BytesIO(png)).convert("L")
+    return np.asarray(img.resize(size, Image.Resampling.BOX), dtype=np.uint8)
+
+
+def ssim(a: np.ndarray, b: np.ndarray) -> float:
+    """The plain metric: scikit-image SSIM of two uint8 thumbnails."""
+    return float(structural_similarity(a, b, data_range=255))
+
+
+def plain_identify(
+    candidates: list[tuple[str, np.ndarray]], query: np.ndarray, delta: float
+) -> tuple[str | None, float]:
+    """The plain rule over (node_id, thumbnail) pairs: the best match if its SSIM >= delta, else None."""
+    best_id, best = None, -1.0
+    for node_id, thumb in candidates:
+        score = ssim(thumb, query)
+        if score > best:
+            best_id, best = node_id, score
+    return (best_id, best) if best >= delta else (None, best)
+
+
+def _window_stats(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Window means and standard deviations on the bound grid (cropped like scikit-image), float32."""
+    x = gray.astype(np.float64)
+    ux = uniform_filter(x, size=WIN)
+    vx = _COV_NORM * (uniform_filter(x * x, size=WIN) - ux * ux)
+    pad = (WIN - 1) // 2
+    grid = (slice(pad, -pad, STRIDE), slice(pad, -pad, STRIDE))
+    return ux[grid].astype(np.float32), np.sqrt(np.maximum(vx[grid], 0)).astype(np.float32)
+
+
+def _grid_fraction(shape: tuple[int, int]) -> float:
+    pad = (WIN - 1) // 2
+    h, w = shape[0] - 2 * pad, shape[1] - 2 * pad
+    return (len(range(0, h, STRIDE)) * len(range(0, w, STRIDE))) / (h * w)
+
+
+@dataclass
+class Match:
+    """The answer to "which node is this?": a node id or None (a new state), with the work it took."""
+
+    node_id: str | None
+    score: float  # best exact SSIM computed (-1 when nothing was compared)
+    candidates: int  # nodes of this URL
+    exact: int  # exact SSIM computations run
+
+
+@dataclass
+class _Bucket:
+    ids: list[str] = field(default_factory=list)
+    thumbs: list[np.ndarray] = field(default_factory=list)
+    mu: np.ndarray | None = None  # (n, gh, gw) float32, grown by doubling
+    sd: np.ndarray | None = None
+
+    def add(self, node_id: str, thumb: np.ndarray) -> None:
+        mu, sd = _window_stats(thumb)
+        n = len(self.ids)
+        if self.mu is None or n == len(self.mu):
+            cap = max(8, 2 * n)
+            grow = lambda old, new: np.concatenate([old[:n], np.empty((cap - n, *new.shape), np.float32)])  # noqa: E731
+            self.mu = grow(self.mu if self.mu is not None else np.empty((0, *mu.shape), np.float32), mu)
+            self.sd = grow(self.sd if self.sd is not None else np.empty((0, *sd.shape), np.float32), sd)
+        self.mu[n], self.sd[n] = mu, sd
+        self.ids.append(node_id)
+        self.thumbs.append(thumb)
+
+    def bounds(self, thumb: np.ndarray) -> np.ndarray:
+        """An upper bound on SSIM(node, thumb) for every node, vectorized."""
+        n = len(self.ids)
+        my, sy = _window_stats(thumb)
+        mx, sx = self.mu[:n], self.sd[:n]
+        lum = (2 * mx * my + _C1) / (mx * mx + my * my + _C1)
+        con = (2 * sx * sy + _C2) / (sx * sx + sy * sy + _C2)
+        f = _grid_fraction(thumb.shape)
+        return f * (lum * con).mean(axis=(1, 2)) + (1 - f) + _MARGIN
+
+
+class StateIndex:
+    """Which node is this? Exact SSIM-within-URL identity with a sound pre-filter (see module doc)."""
+
+    def __init__(self, delta: float = 0.95):
+        self.delta = delta
+        self._buckets: dict[str, _Bucket] = {}
+
+    def add(self, node_id: str, url: str, thumb: np.ndarray) -> None:
+        """Register a node under its normalized URL."""
+        self._buckets.setdefault(url, _Bucket()).add(node_id, thumb)
+
+    def nodes_of(self, url: str) -> list[str]:
+        """Node ids registered under a normalized URL, in insertion order."""
+        bucket = self._buckets.get(url)
+        return list(bucket.ids) if bucket else []
+
+    def thumb_of(self, url: str, node_id: str) -> np.ndarray:
+        """The stored thumbnail of a node."""
+        bucket = self._buckets[url]
+        return bucket.thumbs[bucket.ids.index(node_id)]
+
+    def identify(self, url: str, thumb: np.ndarray) -> Match:
+        """The node of `url` this thumbnail shows (best SSIM >= delta), or None for a new state."""
+        bucket = self._buckets.get(url)
+        if not bucket or not bucket.ids:
+            return Match(None, -1.0, 0, 0)
+        bounds = bucket.bounds(thumb)
+        order = np.argsort(-bounds, kind="stable")
+        best_i, best, exact = -1, -1.0, 0
+        for i in order:
+            limit = bounds[i]
+            if limit < self.delta or limit < best:
+                break  # sorted: no later candidate can reach delta or beat the best
+            score = ssim(bucket.thumbs[i], thumb)
+            exact += 1
+            if score > best or (score == best and i < best_i):
+                best_i, best = int(i), score
+        node = bucket.ids[best_i] if best_i >= 0 and best >= self.delta else None
+        return Match(node, best, len(bucket.ids), exact)

@@ -1,0 +1,151 @@
+"""Every browser action as a committed step: act, observe, identify the state, update graph and store.
+
+The tracker is the one path from the browser to the graph and the store, shared by the SCALE engine,
+the baselines and return-to-node. One step = one browser action = one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from explorer.browser import BrowserSession, ObserveError
+from explorer.dedup import Match, StateIndex, normalize_url, thumbnail
+from explorer.errors import SiteUnreachable
+from explorer.graph import ExplorationGraph
+from explorer.records import Action, ActionOutcome, Node, Observation
+from explorer.store import RunStore
+
+# Actions that teleport rather than interact: stored as steps, never as graph edges to replay.
+_NO_EDGE = ("goto", "back", "stop")
+
+
+@dataclass
+class Step:
+    """One committed step: the action, its outcome, the state it reached."""
+
+    step: int
+    action: Action
+    outcome: ActionOutcome
+    observation: Observation
+    node_id: str
+    new_node: bool
+    match: Match
+    records: list[str] = field(default_factory=list)
+
+
+class StateTracker:
+    """Owns state identity for a run and commits each step's writes in one transaction."""
+
+    def __init__(
+        self, store: RunStore, graph: ExplorationGraph, *, delta: float, ignore_params=(), keep_fragment=False
+    ):
+        self.store = store
+        self.graph = graph
+        self.index = StateIndex(delta)
+        self._norm = {"ignore_params": tuple(ignore_params), "keep_fragment": keep_fragment}
+        for node in graph.nodes():
+            self.index.add(node.id, node.url, thumbnail(store.blob(node.screenshot)))
+        self.next_step = store.last_step() + 1
+
+    def normalize(self, url: str) -> str:
+        """The run's normalized form of a URL."""
+        return normalize_url(url, **self._norm)
+
+    def identify(self, obs: Observation) -> Match:
+        """Which known node this observation shows (node_id None: a new state)."""
+        return self.index.identify(self.normalize(obs.url), thumbnail(obs.screenshot))
+
+    async def act(
+        self,
+        session: BrowserSession,
+        action: Action,
+        obs: Observation | None,
+        node_from: str | None,
+        *,
+        kind: str = "explore",
+        records: list[tuple[str, dict]] = (),
+        verdict: bool | None = None,
+    ) -> Step:
+        """Execute `action`, observe the result, and commit the step (with `records`) atomically."""
+        outcome = await session.act(action, obs)
+        try:
+            after = await session.observe()
+        except ObserveError as exc:  # go back to the start page; if even that fails, the site is down
+            restart = await session.act(Action(kind="goto", url=session.site.start_url))
+            try:
+                after = await session.observe()
+            except ObserveError:
+                raise SiteUnreachable(f"{exc}; the start page {session.site.start_url} failed too") from None
+            error = f"{exc} (returned to the start page)"
+            events = outcome.events + restart.events
+            outcome = outcome.model_copy(update={"ok": False, "error": error, "events": events, "url_after": after.url})
+        return self.commit(action, outcome, after, node_from, kind=kind, records=records, verdict=verdict)
+
+    def commit(
+        self,
+        action: Action,
+        outcome: ActionOutcome,
+        after: Observation,
+        node_from: str | None,
+        *,
+        kind: str = "explore",
+        records: list[tuple[str, dict]] = (),
+        verdict: bool | None = None,
+    ) -> Step:
+        """Place `after` in the graph and write node, edge, step, events and records in one transaction."""
+        url, thumb = self.normalize(after.url), thumbnail(after.screenshot)
+        match = self.index.identify(url, thumb)
+        new = match.node_id is None
+        if new:
+            node = self._new_node(after, url, action, outcome, node_from)
+        else:
+            known = self.graph.node(match.node_id)
+            node = known.model_copy(update={"visits": known.visits + 1})
+        self.graph.add_node(node)
+        touched = [node]
+        if node_from is not None and action.element_key:
+            src = self.graph.node(node_from)
+            if action.element_key not in src.tried:
+                self.graph.update(node_from, tried=[*src.tried, action.element_key])
+            touched.append(self.graph.mark(node_from, "tried"))
+        edge = None
+        if node_from is not None and action.kind not in _NO_EDGE and outcome.ok:
+            edge = self.graph.add_edge(node_from, node.id, action, verdict)
+        step_no = self.next_step
+        with self.store.step(step_no) as tx:
+            for n in touched:
+                tx.node(n)
+            if edge is not None:
+                tx.edge(edge)
+            payload = {"kind": kind, **outcome.model_dump(mode="json", exclude={"action"})}
+            tx.action(node_from, node.id, action.model_dump(mode="json"), payload)
+            for event in outcome.events:
+                tx.event(event.kind, event.detail, event.url)
+            ids = [tx.record(rec_kind, rec, node_from, node.id) for rec_kind, rec in records]
+        self.next_step += 1
+        if new:
+            self.index.add(node.id, url, thumb)
+        return Step(step_no, action, outcome, after, node.id, new, match, ids)
+
+    def _new_node(
+        self, obs: Observation, url: str, action: Action, outcome: ActionOutcome, node_from: str | None
+    ) -> Node:
+        digest = self.store.put_blob(obs.screenshot)  # before the transaction: an orphan blob is harmless
+        if action.kind == "goto" and outcome.ok:
+            addressable = True
+        elif outcome.navigation == "GET":
+            addressable = None  # probably: verified on the first return
+        else:
+            addressable = False  # same-document change or a POST result: reload would not reproduce it
+        depth = self.graph.node(node_from).depth + 1 if node_from is not None else 0
+        return Node(
+            id=f"n{len(self.graph.g)}",
+            url=url,
+            raw_url=obs.url,
+            title=obs.title,
+            screenshot=digest,
+            visits=1,
+            depth=depth,
+            addressable=addressable,
+            created_step=self.next_step,
+        )

@@ -1,0 +1,91 @@
+"""Typed configs: loading, defaults, validation errors that name the field, secrets from the environment."""
+
+import pytest
+
+from explorer.config import BrowserConfig, LoginStep, Policy, SiteConfig, load_site_config
+from explorer.errors import BrowserNotFound, ConfigError
+from explorer.records import Element
+from explorer.safety import forbidden_reason, in_scope
+
+
+def test_bare_url_defaults_allowed_origins_to_its_origin():
+    site = load_site_config("http://127.0.0.1:9000/shop/?a=1")
+    assert site.allowed_origins == ["http://127.0.0.1:9000"]
+    assert site.name == "127.0.0.1:9000"
+
+
+def test_toml_config_loads(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('name = "s"\nstart_url = "http://a.test/"\n[timeouts]\nnavigation_ms = 123\n')
+    site = load_site_config(str(path))
+    assert site.timeouts.navigation_ms == 123 and site.allowed_origins == ["http://a.test"]
+
+
+def test_bundled_configs_load():
+    for name in ["shop", "forum", "classifieds"]:
+        assert load_site_config(f"configs/{name}.toml").reset_url.endswith("/__reset")
+
+
+def test_bad_field_names_field_and_value(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nstart_url: http://a.test/\ntimeouts: {navigation_ms: -5}\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: field 'timeouts.navigation_ms'.*-5"):
+        load_site_config(str(path))
+
+
+def test_unknown_field_and_bad_url_and_bad_regex(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "x"\nstart_url = "http://a.test/"\nstart_ulr = "typo"\n')
+    with pytest.raises(ConfigError, match="start_ulr"):
+        load_site_config(str(path))
+    with pytest.raises(ConfigError, match="start_url"):
+        SiteConfig.from_url("ftp://nowhere/")
+    with pytest.raises(ValueError, match="bad regex"):
+        Policy(forbid=["(unclosed"])
+
+
+def test_missing_file_and_unparsable_file(tmp_path):
+    with pytest.raises(ConfigError, match="no such site config"):
+        load_site_config(str(tmp_path / "nope.toml"))
+    bad = tmp_path / "broken.toml"
+    bad.write_text("name = [")
+    with pytest.raises(ConfigError, match="broken.toml: cannot parse"):
+        load_site_config(str(bad))
+
+
+def test_login_secret_comes_from_env(monkeypatch):
+    step = LoginStep(action="fill", selector="#pw", value="${SCALEHOP_TEST_PW}")
+    assert step.is_secret
+    with pytest.raises(ConfigError, match="SCALEHOP_TEST_PW"):
+        step.resolved_value()
+    monkeypatch.setenv("SCALEHOP_TEST_PW", "hunter2")
+    assert step.resolved_value() == "hunter2"
+
+
+def test_scope_rules():
+    origins = ["http://127.0.0.1:8700", "https://*.example.com"]
+    assert in_scope("http://127.0.0.1:8700/x?y=1", origins)
+    assert not in_scope("http://127.0.0.1:8701/", origins)  # another port is another origin
+    assert in_scope("https://shop.example.com/a", origins) and in_scope("https://example.com/", origins)
+    assert not in_scope("https://evil-example.com/", origins)
+    assert not in_scope("http://shop.example.com/", origins)  # scheme matters
+    assert in_scope("data:text/plain,hi", origins) and in_scope("about:blank", origins)
+
+
+def test_policy_forbids_by_name_and_href():
+    def el(name, href=None, role="link"):
+        return Element(mark=1, tag="a", role=role, name=name, href=href, bbox=(0, 0, 1, 1), point=(0, 0), key="k")
+
+    policy = SiteConfig.from_url("http://a.test/").policy
+    assert forbidden_reason(el("Log out"), policy)
+    assert forbidden_reason(el("Account", href="http://a.test/logout"), policy)
+    assert forbidden_reason(el("Pay now", role="button"), policy)
+    assert forbidden_reason(el("Delete"), policy)
+    assert forbidden_reason(el("Payments history"), policy) is None
+    assert forbidden_reason(el("Laptops"), policy) is None
+
+
+def test_missing_browser_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv("SCALEHOP_CHROMIUM", "/nonexistent/chrome")
+    with pytest.raises(BrowserNotFound, match="apt-get install -y chromium"):
+        BrowserConfig().executable_path()
