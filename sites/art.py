@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 # Glyphs drawn in a 100x100 box; "F" is the main fill, "L" a lighter accent.
 _GLYPHS = {
@@ -91,7 +91,9 @@ def glyph_names() -> list[str]:
     return sorted(_GLYPHS)
 
 
-def picture(uid: str, glyph: str, hue: int, width: int = 400, height: int = 300, variant: int = 0) -> Markup:
+def picture(
+    uid: str, glyph: str, hue: int, width: int = 400, height: int = 300, variant: int = 0, label: str = ""
+) -> Markup:
     """A product-shot style illustration: gradient backdrop, soft circles, the glyph centered."""
     h2 = (hue + 35 + variant * 40) % 360
     angle = (variant * 37) % 90
@@ -103,7 +105,7 @@ def picture(uid: str, glyph: str, hue: int, width: int = 400, height: int = 300,
     gid = f"g{uid}"
     return Markup(
         f'<svg class="pic" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" role="img" '
-        f'preserveAspectRatio="xMidYMid slice">'
+        f'aria-label="{escape(label)}" preserveAspectRatio="xMidYMid slice">'
         f'<defs><linearGradient id="{gid}" gradientTransform="rotate({angle})">'
         f'<stop offset="0" stop-color="hsl({hue},55%,93%)"/><stop offset="1" stop-color="hsl({h2},50%,80%)"/>'
         f'</linearGradient></defs><rect width="{width}" height="{height}" fill="url(#{gid})"/>'

@@ -79,7 +79,7 @@ class Listing:
 
     def photo(self, variant: int = 0, uid: str = "") -> art.Markup:
         """One gallery photo."""
-        return art.picture(f"l{self.id}{uid}v{variant}", self.glyph, self.hue, 480, 360, variant)
+        return art.picture(f"l{self.id}{uid}v{variant}", self.glyph, self.hue, 480, 360, variant, label=self.title)
 
 
 def build_classifieds(seed: int, count: int = 120) -> dict[int, Listing]:

@@ -120,7 +120,7 @@ class Product:
 
     def image(self, variant: int = 0, uid: str = "") -> art.Markup:
         """The product illustration."""
-        return art.picture(f"p{self.id}{uid}v{variant}", self.glyph, self.hue, variant=variant)
+        return art.picture(f"p{self.id}{uid}v{variant}", self.glyph, self.hue, variant=variant, label=self.name)
 
 
 @dataclass

@@ -42,9 +42,9 @@ function extract(opts) {
       return clean(el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name') || '');
     }
     let text = clean(el.innerText || el.textContent);
-    if (!text) {
-      const img = el.querySelector('img[alt]');
-      text = img ? clean(img.getAttribute('alt')) : '';
+    if (!text) {  // an image-only control: its picture's alt text or label
+      const pic = el.querySelector('img[alt], [aria-label], svg title');
+      text = pic ? clean(pic.getAttribute('alt') || pic.getAttribute('aria-label') || pic.textContent) : '';
     }
     return text || clean(el.getAttribute('title') || '');
   }
