@@ -45,6 +45,17 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage",
 ]
 _NEEDS_ELEMENT = ("click", "type", "select", "hover")
+# Resolves once the page has not scrolled for three animation frames (wheel scrolling is asynchronous).
+_SCROLL_SETTLED = """() => new Promise(done => {
+  let last = -1, still = 0;
+  const tick = () => {
+    const y = window.scrollY;
+    still = y === last ? still + 1 : 0;
+    last = y;
+    if (still >= 3) done(); else requestAnimationFrame(tick);
+  };
+  tick();
+})"""
 _FAULTS = ("timeout", "navigation_error", "navigation_loop", "crash", "dialog_flood")
 
 
@@ -213,7 +224,7 @@ class BrowserSession:
             element = obs.element(action.mark) if obs and action.mark is not None else None
             try:
                 await asyncio.wait_for(self._perform(action, element), self._action_budget(action))
-                await self._settle()
+                await self._settle(_expects_navigation(action, element, url_before))
             except TimeoutError:
                 error = f"{action.kind} timed out"
                 self._record("timeout", error, self.page.url)
@@ -316,6 +327,7 @@ class BrowserSession:
                     await page.mouse.move(*element.point)
                 step = self.site.viewport[1] * 0.8
                 await page.mouse.wheel(0, -step if action.direction == "up" else step)
+                await page.evaluate(_SCROLL_SETTLED)
             case "back":
                 await page.go_back(timeout=t.navigation_ms, wait_until="load")
             case "goto":
@@ -331,10 +343,20 @@ class BrowserSession:
             found = hit["path"] if hit else "nothing"
             raise StaleElement(f"mark {element.mark} is stale: {found} is at its point now; observe again")
 
-    async def _settle(self) -> None:
-        """Wait until a navigation the action started has committed and loaded, within the nav timeout."""
+    async def _settle(self, expects_navigation: bool = False) -> None:
+        """Wait until a navigation the action started has committed and loaded, within the nav timeout.
+
+        An action that should navigate (a link, a form submission) waits for its request to appear, up to
+        `expect_ms`: on a loaded machine the request can take longer than `settle_ms` to show up.
+        """
         t = self.site.timeouts
         await asyncio.sleep(t.settle_ms / 1000)
+        if expects_navigation and self._op.navigations == 0 and not self._op.committed:
+            self._op.changed.clear()
+            try:
+                await asyncio.wait_for(self._op.changed.wait(), t.expect_ms / 1000)
+            except TimeoutError:
+                pass
         deadline = self._op.started + t.navigation_ms / 1000
         while self._op.nav_pending:
             if self._op.navigations > self.site.policy.max_navigations_per_action:
@@ -462,6 +484,7 @@ class BrowserSession:
             return
         page.on("dialog", lambda d: asyncio.ensure_future(_quietly(d.dismiss())))
         self._op.popups.append(page)
+        self._op.changed.set()  # a link that opened a tab will not navigate this page
 
     async def _on_dialog(self, dialog: Dialog) -> None:
         self._op.dialogs.append(dialog.message[:200])
@@ -542,6 +565,16 @@ class BrowserSession:
         if self._recovery is not None:
             await self._recovery
             self._recovery = None
+
+
+def _expects_navigation(action: Action, element: Element | None, url: str) -> bool:
+    """Does this action normally load a document: a link to another page, or a form submission?"""
+    if element is None:
+        return False
+    if action.kind == "click" and element.href:
+        same_doc = element.href.split("#")[0] == url.split("#")[0] and "#" in element.href
+        return not same_doc and not element.href.startswith("javascript:")
+    return element.submits and (action.kind == "click" or (action.kind == "type" and action.press_enter))
 
 
 async def _quietly(awaitable) -> None:

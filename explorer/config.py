@@ -43,6 +43,7 @@ class Timeouts(_Strict):
     navigation_ms: int = Field(15_000, gt=0)
     action_ms: int = Field(5_000, gt=0)
     settle_ms: int = Field(150, ge=0)  # pause after an action before checking for a navigation
+    expect_ms: int = Field(2_000, ge=0)  # how long a link click or form submission may take to start loading
 
 
 class Policy(_Strict):

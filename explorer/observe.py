@@ -73,6 +73,7 @@ def _element(mark: int, e: dict) -> Element:
         bbox=tuple(e["bbox"]),
         point=tuple(e["point"]),
         enabled=e["enabled"],
+        submits=e["submits"],
         frame=frame,
         path=e["path"],
     )

@@ -44,6 +44,7 @@ class Element(BaseModel):
     point: tuple[float, float]  # a point inside bbox where a hit test lands on this element
     visible: bool = True
     enabled: bool = True
+    submits: bool = False  # a submit button, or a text field whose Enter submits its form
     frame: tuple[str, ...] = ()  # structural paths of the iframes that hold it, outermost first
     path: str = ""  # structural path inside its document (shadow roots marked with `>>`)
     key: str  # stable identity across observations: see observe.element_key

@@ -128,6 +128,7 @@ function extract(opts) {
         bbox: [box.x, box.y, box.w, box.h].map(v => Math.round(v * 10) / 10),
         point: point.map(v => Math.round(v * 10) / 10),
         enabled: !el.disabled && el.getAttribute('aria-disabled') !== 'true',
+        submits: !!el.form && (tag === 'input' ? !['checkbox', 'radio', 'button', 'reset', 'file'].includes((el.type || '').toLowerCase()) : tag === 'button' && (el.type || 'submit') === 'submit'),
         frame, path: pathOf(el),
       });
     }

@@ -1,0 +1,70 @@
+"""Records and the one interface every model backend implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+Message = dict[str, str]  # OpenAI style: {"role": "system" | "user" | "assistant", "content": "..."}
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens in and out of one generation, and the wall-clock seconds of the call that produced it."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One answer: the text (cut before any stop string), its usage, and why generation ended."""
+
+    text: str
+    usage: Usage
+    finish_reason: FinishReason
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model for the roles. `images` are PNG bytes attached to the last user message; `role` names the
+    pipeline role ("selector", "predictor", "judger", ...) for accounting; `use_adapter=False` runs the base
+    model with any LoRA adapter disabled; `max_tokens=None` takes the config's default."""
+
+    model_id: str
+    adapter_id: str | None
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        images: Sequence[bytes] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> Generation:
+        """Answer one conversation."""
+        ...
+
+    def generate_batch(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        *,
+        images: Sequence[Sequence[bytes] | None] | None = None,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> list[Generation]:
+        """Answer several conversations (images: one list per conversation), in order."""
+        ...
+
+    def usage_report(self) -> dict[str, dict[str, float]]:
+        """Per role, and in total: calls, requests, tokens in and out, seconds, mean latency."""
+        ...

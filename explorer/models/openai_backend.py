@@ -1,0 +1,163 @@
+"""The `openai` backend: any OpenAI-compatible chat server (vLLM, Ollama, llama.cpp server, OpenAI, serve-model).
+
+Every request is bounded: a timeout, retries with capped exponential backoff and jitter on 429, 5xx, timeouts and
+lost connections (Retry-After honoured, within the cap), and a concurrency limit shared by all threads. The API key
+is read from the environment variable the config names and goes only into the Authorization header: it is
+redacted from every error message, and never logged.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from explorer.models.base import Generation, Message, Usage
+from explorer.models.chat import to_openai_messages
+from explorer.models.config import ModelConfig
+from explorer.models.errors import ModelRequestError
+from explorer.models.usage import UsageMeter
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUS = {408, 429} | set(range(500, 600))
+
+
+class OpenAIModel:
+    """A ChatModel that POSTs to `{base_url}/chat/completions`. Thread-safe; close() when done."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        self.model_id = config.model
+        self.adapter_id = config.adapter
+        self.url = f"{config.base_url}/chat/completions"
+        self._meter = UsageMeter()
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        key = os.environ.get(config.api_key_env)
+        self._secret = key or None
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(timeout=config.timeout_s, headers=headers)
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel(url={self.url!r}, model={self.model_id!r}, adapter={self.adapter_id!r})"
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        images: Sequence[bytes] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> Generation:
+        """Answer one conversation (see ChatModel); the served name is the adapter's unless use_adapter=False."""
+        body: dict[str, Any] = {
+            "model": self.adapter_id if use_adapter and self.adapter_id else self.model_id,
+            "messages": to_openai_messages(messages, images),
+            "max_tokens": max_tokens or self.config.max_new_tokens,
+            "temperature": temperature,
+        }
+        if stop:
+            body["stop"] = list(stop)
+        t0 = time.perf_counter()
+        data = self._post(body)
+        seconds = time.perf_counter() - t0
+        usage = data.get("usage") or {}
+        result = Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), seconds)
+        self._meter.record(role, [result], seconds)
+        choice = data["choices"][0]
+        finish = "length" if choice.get("finish_reason") == "length" else "stop"
+        return Generation(choice["message"].get("content") or "", result, finish)
+
+    def generate_batch(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        *,
+        images: Sequence[Sequence[bytes] | None] | None = None,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> list[Generation]:
+        """Answer conversations with concurrent requests (at most `config.concurrency` in flight), in order."""
+        images = list(images) if images is not None else [None] * len(conversations)
+        kwargs = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop, "role": role}
+        workers = max(1, min(self.config.concurrency, len(conversations)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
+            futures = [
+                pool.submit(self.generate, c, im, use_adapter=use_adapter, **kwargs)
+                for c, im in zip(conversations, images, strict=True)
+            ]
+            return [f.result() for f in futures]
+
+    def usage_report(self) -> dict[str, dict[str, float]]:
+        """Per role and in total: calls, requests, tokens in and out, seconds (summed over requests), mean latency."""
+        return self._meter.report()
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        attempts = self.config.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            retry_after = None
+            try:
+                with self._slots:
+                    response = self._client.post(self.url, json=body)
+            except httpx.TimeoutException:
+                problem, status = f"timed out after {self.config.timeout_s:g} s", None
+            except httpx.TransportError as exc:
+                problem, status = f"connection failed ({type(exc).__name__})", None
+            else:
+                if response.is_success:
+                    return response.json()
+                status = response.status_code
+                problem = f"HTTP {status}: {response.text[:300]}"
+                if status not in _RETRY_STATUS:
+                    break
+                retry_after = _retry_after(response.headers.get("retry-after"))
+            if attempt == attempts:
+                break
+            delay = self._delay(attempt, retry_after)
+            log.warning(
+                "POST %s: %s; retry %d of %d in %.1f s", self.url, self._safe(problem), attempt, attempts - 1, delay
+            )
+            time.sleep(delay)
+        message = f"POST {self.url} failed after {attempt} attempt(s): {problem}"
+        raise ModelRequestError(self._safe(message), url=self.url, status=status)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.config.backoff_max_s)
+        backoff = min(self.config.backoff_s * 2 ** (attempt - 1), self.config.backoff_max_s)
+        return backoff * random.uniform(0.5, 1.0)
+
+    def _safe(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,127 @@
+"""`scalehop serve-model`: the local backend behind an OpenAI-compatible API, so many explorer processes share one
+loaded model (as they would share vLLM on a GPU box).
+
+`POST /v1/chat/completions` takes text and base64 data-URL image parts; its `model` field names the base model or
+a loaded adapter (absent: the model's default). Concurrent requests are batched on one worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from explorer.errors import ConfigError
+from explorer.models.batcher import Batcher, Job
+from explorer.models.chat import from_openai_messages
+from explorer.models.config import ModelConfig
+from explorer.models.local import LocalModel
+
+
+class ChatRequest(BaseModel):
+    """The fields of an OpenAI chat request that we honour; others (user, seed, ...) are accepted and ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str | None = None
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    max_tokens: int | None = Field(None, gt=0)
+    max_completion_tokens: int | None = Field(None, gt=0)
+    temperature: float = Field(1.0, ge=0)
+    stop: str | list[str] | None = None
+    n: int = 1
+    stream: bool = False
+
+
+def create_app(model: LocalModel) -> FastAPI:
+    """The FastAPI app serving `model` and its loaded adapters; the batcher stops when the app shuts down."""
+    batcher = Batcher(model)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        yield
+        batcher.close()
+
+    app = FastAPI(title="scalehop model server", lifespan=lifespan)
+
+    def names() -> list[str]:
+        return [model.model_id, *model.adapters]
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "model": model.model_id, "adapters": list(model.adapters), "device": model.device.type}
+
+    @app.get("/v1/models")
+    def models() -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "scalehop"} for n in names()]}
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: ChatRequest) -> JSONResponse:
+        if request.stream or request.n != 1:
+            return _error(400, "only n=1 without streaming is supported")
+        name = request.model or model.adapter_id or model.model_id
+        if name not in names():
+            return _error(404, f"unknown model {name!r}; served: {', '.join(names())}")
+        try:
+            messages, images = from_openai_messages(request.messages)
+        except (KeyError, ValueError, AttributeError) as exc:
+            return _error(400, f"bad messages: {exc}")
+        stop = [request.stop] if isinstance(request.stop, str) else request.stop or []
+        job = Job(
+            messages=messages,
+            images=images,
+            adapter=None if name == model.model_id else name,
+            max_tokens=request.max_completion_tokens or request.max_tokens,
+            temperature=request.temperature,
+            stop=tuple(stop),
+        )
+        result = await asyncio.wrap_future(batcher.submit(job))
+        usage = {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+            "total_tokens": result.usage.prompt_tokens + result.usage.completion_tokens,
+        }
+        message = {"role": "assistant", "content": result.text}
+        choice = {"index": 0, "message": message, "finish_reason": result.finish_reason}
+        body = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [choice],
+            "usage": usage,
+        }
+        return JSONResponse(body)
+
+    return app
+
+
+def build_server(
+    config: ModelConfig, host: str = "127.0.0.1", port: int = 8000, adapters: dict[str, str | Path] | None = None
+) -> uvicorn.Server:
+    """Load the model (and the named adapters) and return the uvicorn server; `.run()` serves until stopped."""
+    if config.backend != "local":
+        raise ConfigError(f"serve-model serves the local backend; field 'backend' is {config.backend!r}")
+    model = LocalModel(config)
+    for name, path in (adapters or {}).items():
+        model.load_adapter(path, name, activate=False)
+    return uvicorn.Server(uvicorn.Config(create_app(model), host=host, port=port, log_level="info"))
+
+
+def serve(
+    config: ModelConfig, host: str = "127.0.0.1", port: int = 8000, adapters: dict[str, str | Path] | None = None
+) -> None:
+    """Serve the model at http://host:port/v1 until interrupted (the `scalehop serve-model` verb)."""
+    build_server(config, host, port, adapters).run()
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": status}}, status)

