@@ -151,11 +151,14 @@ class ExplorationGraph:
             options = [c for c in (by_graph, by_return) if c is not None]
             if not options:
                 continue
-            cost = min(options)
+            via_graph = by_graph is not None and (by_return is None or by_graph <= by_return)
+            cost = (min(options), not via_graph)  # on a tie, walking on beats reloading
             if best is None or cost < best[0]:
-                via_graph = by_graph is not None and (by_return is None or by_graph <= by_return)
-                best = (cost, node, self.action_path(current, node.id) if via_graph else None)
-        return None if best is None else (best[1], best[2])
+                best = (cost, node, via_graph)
+        if best is None:
+            return None
+        _, node, via_graph = best
+        return node, (self.action_path(current, node.id) if via_graph else None)
 
     # ---- export -----------------------------------------------------------------------------------------------
     def to_networkx(self) -> nx.DiGraph:

@@ -53,16 +53,18 @@ class StepWriter:
         self.step = step
 
     def node(self, node: Node) -> None:
-        """Insert or replace a node record."""
+        """Insert or update a node record (updates keep its insertion order)."""
         self._conn.execute(
-            "INSERT OR REPLACE INTO nodes (id, url, record) VALUES (?, ?, ?)",
+            "INSERT INTO nodes (id, url, record) VALUES (?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET url = excluded.url, record = excluded.record",
             (node.id, node.url, node.model_dump_json()),
         )
 
     def edge(self, edge: Edge) -> None:
-        """Insert or replace an edge record."""
+        """Insert or update an edge record."""
         self._conn.execute(
-            "INSERT OR REPLACE INTO edges (key, src, dst, record) VALUES (?, ?, ?, ?)",
+            "INSERT INTO edges (key, src, dst, record) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET record = excluded.record",
             (edge.key, edge.src, edge.dst, edge.model_dump_json()),
         )
 

@@ -10,11 +10,10 @@ from pathlib import Path
 from explorer.baselines import random_step
 from explorer.browser import Chromium
 from explorer.config import BrowserConfig, SiteConfig
+from explorer.dedup import DEFAULT_DELTA
 from explorer.records import Action
 from explorer.store import RunStore, resume
 from explorer.tracker import StateTracker
-
-DEFAULT_DELTA = 0.95
 
 
 def new_run_id(strategy: str) -> str:

@@ -50,12 +50,19 @@ class LocalModel:
         self._lock = threading.RLock()
         self._meter = UsageMeter()
         self._stops: dict[tuple[str, ...], StoppingCriteriaList] = {}
+        if config.device == "cuda" and not torch.cuda.is_available():
+            raise ModelError("field 'device' is 'cuda', but this torch build sees no GPU: use 'auto' or 'cpu'")
         auto = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(auto if config.device == "auto" else config.device)
         if self.device.type == "cpu":
             torch.set_num_threads(config.threads or len(os.sched_getaffinity(0)))
         path = resolve_model_path(config.model)
-        self.is_vlm = AutoConfig.from_pretrained(path).model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+        try:
+            model_type = AutoConfig.from_pretrained(path).model_type
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise ModelError(f"cannot load model {config.model!r}: {first}") from None
+        self.is_vlm = model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
         dtype = _dtype(config.dtype, self.device)
         if self.is_vlm:
             self.processor = AutoProcessor.from_pretrained(path)

@@ -76,12 +76,16 @@ class OpenAIModel:
         t0 = time.perf_counter()
         data = self._post(body)
         seconds = time.perf_counter() - t0
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError):
+            message = f"POST {self.url}: no choices[0].message in the reply"
+            raise ModelRequestError(message, url=self.url, status=200) from None
         usage = data.get("usage") or {}
         result = Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), seconds)
         self._meter.record(role, [result], seconds)
-        choice = data["choices"][0]
-        finish = "length" if choice.get("finish_reason") == "length" else "stop"
-        return Generation(choice["message"].get("content") or "", result, finish)
+        return Generation(text, result, "length" if choice.get("finish_reason") == "length" else "stop")
 
     def generate_batch(
         self,
@@ -122,9 +126,13 @@ class OpenAIModel:
                 problem, status = f"connection failed ({type(exc).__name__})", None
             else:
                 if response.is_success:
-                    return response.json()
+                    try:
+                        return response.json()
+                    except ValueError:
+                        message = f"POST {self.url}: HTTP {response.status_code} with a body that is not JSON"
+                        raise ModelRequestError(message, url=self.url, status=response.status_code) from None
                 status = response.status_code
-                problem = f"HTTP {status}: {response.text[:300]}"
+                problem = f"HTTP {status}: {' '.join(response.text[:300].split())}"
                 if status not in _RETRY_STATUS:
                     break
                 retry_after = _retry_after(response.headers.get("retry-after"))

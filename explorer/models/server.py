@@ -51,6 +51,7 @@ def create_app(model: LocalModel) -> FastAPI:
         batcher.close()
 
     app = FastAPI(title="scalehop model server", lifespan=lifespan)
+    app.state.model = model
 
     def names() -> list[str]:
         return [model.model_id, *model.adapters]

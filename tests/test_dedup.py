@@ -1,0 +1,79 @@
+"""State identity on real screenshots of the bundled sites: merge, split, and the exact pre-filter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.calibration import build_pairs, error_rates, load_specs
+from explorer.dedup import DEFAULT_DELTA, StateIndex, normalize_url, plain_identify, ssim, thumbnail
+
+
+@pytest.fixture(scope="module")
+async def labelled_pairs(chromium, site_config):
+    sites = {name: site_config(name) for name in ("shop", "forum", "classifieds")}
+    return await build_pairs(chromium, sites, load_specs())
+
+
+def test_url_normalization():
+    norm = normalize_url("HTTP://Shop.Example:80/c/x?b=2&a=1&sid=9#top", ignore_params=["sid"])
+    assert norm == "http://shop.example/c/x?a=1&b=2"
+    assert normalize_url("http://a.test/p#tab", keep_fragment=True) == "http://a.test/p#tab"
+    assert normalize_url("http://a.test") == "http://a.test/"
+
+
+def test_reload_merges_and_modal_splits(labelled_pairs):
+    by_label = {p.label: p for p in labelled_pairs}
+    reload = by_label["shop product, reloaded"]
+    modal = by_label["forum thread vs reply modal open"]
+    index = StateIndex(DEFAULT_DELTA)
+    index.add("product", "u/p1", thumbnail(reload.a))
+    index.add("thread", "u/t1", thumbnail(modal.a))
+    assert index.identify("u/p1", thumbnail(reload.b)).node_id == "product"  # same page after a reload
+    assert index.identify("u/t1", thumbnail(modal.b)).node_id is None  # same URL, modal open: a new state
+
+
+def test_prefilter_gives_the_plain_answer_on_every_labelled_pair(labelled_pairs):
+    for pair in labelled_pairs:
+        a, b = thumbnail(pair.a), thumbnail(pair.b)
+        for delta in (0.9, DEFAULT_DELTA, 0.9999):
+            index = StateIndex(delta)
+            index.add("a", "u", a)
+            got = index.identify("u", b)
+            want = plain_identify([("a", a)], b, delta)
+            assert got.node_id == want[0], (pair.label, delta)
+            assert got.exact == 0 or got.score == pytest.approx(want[1], abs=1e-12)
+
+
+def test_prefilter_gives_the_plain_answer_against_many_nodes_of_one_url(labelled_pairs):
+    """All screenshots under one URL: every query gets exactly the plain rule's node, with fewer SSIMs."""
+    thumbs = [thumbnail(png) for p in labelled_pairs for png in (p.a, p.b)]
+    for delta in (0.95, DEFAULT_DELTA):
+        index, plain, exact_runs = StateIndex(delta), [], 0
+        for i, thumb in enumerate(thumbs):
+            got = index.identify("u", thumb)
+            want = plain_identify(plain, thumb, delta)
+            assert got.node_id == want[0]
+            exact_runs += got.exact
+            if got.node_id is None:
+                index.add(str(i), "u", thumb)
+                plain.append((str(i), thumb))
+        assert exact_runs < sum(range(len(plain)))  # the bound pruned real work
+
+
+def test_bound_is_an_upper_bound(labelled_pairs):
+    thumbs = [thumbnail(p.b) for p in labelled_pairs]
+    index = StateIndex(0.99)
+    for i, t in enumerate(thumbs):
+        index.add(str(i), "u", t)
+    bucket = index._buckets["u"]
+    for q in thumbs[:8]:
+        bounds = bucket.bounds(q)
+        exact = np.array([ssim(t, q) for t in thumbs])
+        assert (bounds >= exact).all()
+
+
+def test_calibrated_delta_separates_the_labelled_set(labelled_pairs):
+    scored = [(p.same, ssim(thumbnail(p.a), thumbnail(p.b))) for p in labelled_pairs]
+    merges, splits = error_rates(scored, DEFAULT_DELTA)
+    assert (merges, splits) == (0.0, 0.0)  # the calibration the README reports
