@@ -4,10 +4,11 @@ The plain rule: compare the downscaled grayscale screenshot with every known nod
 normalized URL (scikit-image SSIM, 7x7 uniform windows); merge into the most similar one if its score
 is at least delta, else it is a new state. `StateIndex` gives exactly that answer, faster:
 
-* every node's window statistics are cached on a strided grid of SSIM windows;
+* every node's window statistics are cached on strided grids of SSIM windows;
 * a sound upper bound on each candidate's SSIM comes from those statistics alone. Per window,
   SSIM = l * cs with l <= 1, and by Cauchy-Schwarz cs <= (2 sx sy + C2) / (sx^2 + sy^2 + C2); the
-  windows off the grid are bounded by 1. The bound is vectorized over all nodes of the URL;
+  windows off the grid are bounded by 1. The bound is vectorized over all nodes of the URL, first on
+  a coarse grid, then on a finer one for the survivors (each bound is sound on its own);
 * exact SSIM then runs only on candidates whose bound reaches delta, best bound first, stopping as
   soon as no remaining bound can beat the best exact score found.
 """
@@ -28,11 +29,11 @@ from skimage.metrics import structural_similarity
 DEFAULT_DELTA = 0.999
 SIZE = (320, 200)  # (width, height) of the grayscale thumbnails SSIM runs on
 WIN = 7  # scikit-image's default window
-STRIDE = 2  # bound grid: every STRIDE-th window in each axis
+STRIDES = (8, 2)  # coarse-to-fine bound grids: every k-th SSIM window in each axis
 _C1 = (0.01 * 255) ** 2
 _C2 = (0.03 * 255) ** 2
 _COV_NORM = WIN * WIN / (WIN * WIN - 1)  # scikit-image's sample covariance
-_MARGIN = 1e-6  # float32 statistics: keep the bound an upper bound
+_MARGIN = 1e-5  # float32 statistics: keep the bound an upper bound
 
 
 def normalize_url(url: str, ignore_params: list[str] | tuple[str, ...] = (), keep_fragment: bool = False) -> str:
@@ -70,20 +71,31 @@ def plain_identify(
     return (best_id, best) if best >= delta else (None, best)
 
 
-def _window_stats(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Window means and standard deviations on the bound grid (cropped like scikit-image), float32."""
+def _window_stats(gray: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Window means and standard deviations on each bound grid (cropped like scikit-image), float32."""
     x = gray.astype(np.float64)
     ux = uniform_filter(x, size=WIN)
-    vx = _COV_NORM * (uniform_filter(x * x, size=WIN) - ux * ux)
+    sx = np.sqrt(np.maximum(_COV_NORM * (uniform_filter(x * x, size=WIN) - ux * ux), 0))
     pad = (WIN - 1) // 2
-    grid = (slice(pad, -pad, STRIDE), slice(pad, -pad, STRIDE))
-    return ux[grid].astype(np.float32), np.sqrt(np.maximum(vx[grid], 0)).astype(np.float32)
+    stats = {}
+    for k in STRIDES:
+        grid = (slice(pad, -pad, k), slice(pad, -pad, k))
+        stats[k] = (ux[grid].astype(np.float32), sx[grid].astype(np.float32))
+    return stats
 
 
-def _grid_fraction(shape: tuple[int, int]) -> float:
+def _grid_fraction(shape: tuple[int, int], stride: int) -> float:
+    """Share of all SSIM windows that lie on the grid of `stride`."""
     pad = (WIN - 1) // 2
     h, w = shape[0] - 2 * pad, shape[1] - 2 * pad
-    return (len(range(0, h, STRIDE)) * len(range(0, w, STRIDE))) / (h * w)
+    return (len(range(0, h, stride)) * len(range(0, w, stride))) / (h * w)
+
+
+def _bound(mx: np.ndarray, sx: np.ndarray, my: np.ndarray, sy: np.ndarray, f: float) -> np.ndarray:
+    """Upper bounds on SSIM for stacked node statistics (n, gh, gw) against one query's (gh, gw)."""
+    lum = (2 * mx * my + _C1) / (mx * mx + my * my + _C1)
+    con = (2 * sx * sy + _C2) / (sx * sx + sy * sy + _C2)
+    return f * (lum * con).mean(axis=(1, 2)) + (1 - f) + _MARGIN
 
 
 @dataclass
@@ -100,30 +112,36 @@ class Match:
 class _Bucket:
     ids: list[str] = field(default_factory=list)
     thumbs: list[np.ndarray] = field(default_factory=list)
-    mu: np.ndarray | None = None  # (n, gh, gw) float32, grown by doubling
-    sd: np.ndarray | None = None
+    stats: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # stride -> (n, gh, gw) x2
 
     def add(self, node_id: str, thumb: np.ndarray) -> None:
-        mu, sd = _window_stats(thumb)
         n = len(self.ids)
-        if self.mu is None or n == len(self.mu):
-            cap = max(8, 2 * n)
-            grow = lambda old, new: np.concatenate([old[:n], np.empty((cap - n, *new.shape), np.float32)])  # noqa: E731
-            self.mu = grow(self.mu if self.mu is not None else np.empty((0, *mu.shape), np.float32), mu)
-            self.sd = grow(self.sd if self.sd is not None else np.empty((0, *sd.shape), np.float32), sd)
-        self.mu[n], self.sd[n] = mu, sd
+        for k, (mu, sd) in _window_stats(thumb).items():
+            if k not in self.stats or n == len(self.stats[k][0]):  # grow by doubling
+                cap = max(8, 2 * n)
+                old = self.stats.get(k)
+                grown = tuple(np.empty((cap, *a.shape), np.float32) for a in (mu, sd))
+                if old is not None:
+                    grown[0][:n], grown[1][:n] = old[0][:n], old[1][:n]
+                self.stats[k] = grown
+            self.stats[k][0][n], self.stats[k][1][n] = mu, sd
         self.ids.append(node_id)
         self.thumbs.append(thumb)
 
-    def bounds(self, thumb: np.ndarray) -> np.ndarray:
-        """An upper bound on SSIM(node, thumb) for every node, vectorized."""
+    def candidates(self, thumb: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+        """Nodes whose SSIM bound reaches delta, refined grid by grid: (indices, finest bounds)."""
         n = len(self.ids)
-        my, sy = _window_stats(thumb)
-        mx, sx = self.mu[:n], self.sd[:n]
-        lum = (2 * mx * my + _C1) / (mx * mx + my * my + _C1)
-        con = (2 * sx * sy + _C2) / (sx * sx + sy * sy + _C2)
-        f = _grid_fraction(thumb.shape)
-        return f * (lum * con).mean(axis=(1, 2)) + (1 - f) + _MARGIN
+        query = _window_stats(thumb)
+        idx, bounds = None, np.empty(0)
+        for k in STRIDES:
+            mu, sd = self.stats[k]
+            mx, sx = (mu[:n], sd[:n]) if idx is None else (mu[idx], sd[idx])
+            bounds = _bound(mx, sx, *query[k], _grid_fraction(thumb.shape, k))
+            keep = np.flatnonzero(bounds >= delta)
+            idx, bounds = (keep if idx is None else idx[keep]), bounds[keep]
+            if not idx.size:
+                break
+        return idx, bounds
 
 
 class StateIndex:
@@ -142,26 +160,20 @@ class StateIndex:
         bucket = self._buckets.get(url)
         return list(bucket.ids) if bucket else []
 
-    def thumb_of(self, url: str, node_id: str) -> np.ndarray:
-        """The stored thumbnail of a node."""
-        bucket = self._buckets[url]
-        return bucket.thumbs[bucket.ids.index(node_id)]
-
     def identify(self, url: str, thumb: np.ndarray) -> Match:
         """The node of `url` this thumbnail shows (best SSIM >= delta), or None for a new state."""
         bucket = self._buckets.get(url)
         if not bucket or not bucket.ids:
             return Match(None, -1.0, 0, 0)
-        bounds = bucket.bounds(thumb)
-        order = np.argsort(-bounds, kind="stable")
+        idx, bounds = bucket.candidates(thumb, self.delta)
         best_i, best, exact = -1, -1.0, 0
-        for i in order:
-            limit = bounds[i]
-            if limit < self.delta or limit < best:
-                break  # sorted: no later candidate can reach delta or beat the best
+        for j in np.argsort(-bounds, kind="stable"):
+            if bounds[j] < best:
+                break  # sorted: no later candidate can beat the best exact score
+            i = int(idx[j])
             score = ssim(bucket.thumbs[i], thumb)
             exact += 1
             if score > best or (score == best and i < best_i):
-                best_i, best = int(i), score
+                best_i, best = i, score
         node = bucket.ids[best_i] if best_i >= 0 and best >= self.delta else None
         return Match(node, best, len(bucket.ids), exact)

@@ -178,3 +178,94 @@ class Edge(BaseModel):
     def key(self) -> str:
         """Edges are distinct per (src, dst, action)."""
         return f"{self.src}|{self.dst}|{self.action.model_dump_json()}"
+
+
+class ElementBrief(BaseModel):
+    """An element as a transition mentions it."""
+
+    key: str
+    role: str
+    name: str
+
+    def describe(self) -> str:
+        """e.g. `button "Post reply"`."""
+        return f'{self.role} "{self.name}"' if self.name else self.role
+
+
+class ElementChange(ElementBrief):
+    """An element present before and after whose name, value or enabled state changed."""
+
+    field: Literal["name", "value", "enabled"]
+    before: str
+    after: str
+
+
+class Transition(BaseModel):
+    """What an action really did: the diff of two observations (after WMA's transition abstraction)."""
+
+    url_before: str
+    url_after: str
+    url_changed: bool
+    title_before: str
+    title_after: str
+    headings_after: list[str] = Field(default_factory=list)
+    added: list[ElementBrief] = Field(default_factory=list)
+    removed: list[ElementBrief] = Field(default_factory=list)
+    changed: list[ElementChange] = Field(default_factory=list)
+    dialog: str | None = None
+    new_tab: str | None = None
+    error: str | None = None
+    ssim: float
+    description: str  # deterministic summary: the Judger's ground truth and the Predictor's target
+
+
+class Prediction(BaseModel):
+    """The Predictor's guess of what an action will do."""
+
+    navigates: bool
+    expected_title: str | None = None
+    expected_url: str | None = None
+    change: str = ""  # what will appear, disappear or update
+    reasoning: str = ""
+    fallback: bool = False  # the model's output did not parse: this is the recorded fallback
+    raw: str = ""  # the model's text
+
+
+class Verdict(BaseModel):
+    """The Judger's comparison of a Prediction with a Transition: j=1 correct, j=0 a cognitive boundary."""
+
+    correct: bool
+    score: float
+    reason: str
+    judge: str  # which judger and version
+
+
+class Selection(BaseModel):
+    """The Selector's pick: the action the model understands least, and why."""
+
+    action: Action
+    reasoning: str = ""
+    fallback: bool = False
+    raw: str = ""
+
+
+class ExploreRecord(BaseModel):
+    """⟨O_i, a_i, r_sel_i, t_i, r_t_i⟩ as in SCALE, with prediction, verdict and lineage."""
+
+    run_id: str
+    step: int
+    round: int = 0
+    node_from: str
+    node_to: str
+    observation_text: str  # O_i as the text model saw it
+    screenshot: str  # blob hash of O_i's screenshot
+    som_screenshot: str  # blob hash of O_i's Set-of-Mark screenshot
+    url: str
+    action: Action  # a_i
+    selector_reasoning: str  # r_sel_i
+    transition: Transition  # t_i (its description is the true outcome)
+    outcome_reasoning: str  # r_t_i: why the true outcome happened
+    prediction: Prediction
+    verdict: Verdict
+    model_id: str
+    adapter_id: str | None = None

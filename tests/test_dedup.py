@@ -6,7 +6,18 @@ import numpy as np
 import pytest
 
 from explorer.calibration import build_pairs, error_rates, load_specs
-from explorer.dedup import DEFAULT_DELTA, StateIndex, normalize_url, plain_identify, ssim, thumbnail
+from explorer.dedup import (
+    DEFAULT_DELTA,
+    STRIDES,
+    StateIndex,
+    _bound,
+    _grid_fraction,
+    _window_stats,
+    normalize_url,
+    plain_identify,
+    ssim,
+    thumbnail,
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,16 +72,16 @@ def test_prefilter_gives_the_plain_answer_against_many_nodes_of_one_url(labelled
         assert exact_runs < sum(range(len(plain)))  # the bound pruned real work
 
 
-def test_bound_is_an_upper_bound(labelled_pairs):
+def test_every_bound_grid_is_an_upper_bound(labelled_pairs):
     thumbs = [thumbnail(p.b) for p in labelled_pairs]
-    index = StateIndex(0.99)
-    for i, t in enumerate(thumbs):
-        index.add(str(i), "u", t)
-    bucket = index._buckets["u"]
-    for q in thumbs[:8]:
-        bounds = bucket.bounds(q)
-        exact = np.array([ssim(t, q) for t in thumbs])
-        assert (bounds >= exact).all()
+    stats = [_window_stats(t) for t in thumbs]
+    for q in range(8):
+        exact = np.array([ssim(t, thumbs[q]) for t in thumbs])
+        for k in STRIDES:
+            mx = np.stack([s[k][0] for s in stats])
+            sx = np.stack([s[k][1] for s in stats])
+            bounds = _bound(mx, sx, *stats[q][k], _grid_fraction(thumbs[q].shape, k))
+            assert (bounds >= exact).all(), k
 
 
 def test_calibrated_delta_separates_the_labelled_set(labelled_pairs):

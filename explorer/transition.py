@@ -1,0 +1,99 @@
+"""The transition of an action: elements added, removed and changed (matched by key), URL, title,
+dialog and tab changes, the screenshot SSIM, and a deterministic natural-language description."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from explorer.dedup import normalize_url, ssim, thumbnail
+from explorer.records import ActionOutcome, Element, ElementBrief, ElementChange, Observation, Transition
+
+MAX_LISTED = 4  # elements named per clause of the description; the rest are counted
+
+
+def diff(before: Observation, after: Observation, outcome: ActionOutcome | None = None) -> Transition:
+    """Compare two observations of the page around one action."""
+    old = {e.key: e for e in before.elements}
+    new = {e.key: e for e in after.elements}
+    added = [_brief(e) for k, e in new.items() if k not in old]
+    removed = [_brief(e) for k, e in old.items() if k not in new]
+    changed = [c for k in old.keys() & new.keys() for c in _changes(old[k], new[k])]
+    changed.sort(key=lambda c: after.elements.index(new[c.key]))
+    transition = Transition(
+        url_before=before.url,
+        url_after=after.url,
+        url_changed=normalize_url(before.url) != normalize_url(after.url),
+        title_before=before.title,
+        title_after=after.title,
+        headings_after=after.headings[:3],
+        added=added,
+        removed=removed,
+        changed=changed,
+        dialog=outcome.dialogs[0] if outcome and outcome.dialogs else None,
+        new_tab=outcome.new_tab if outcome else None,
+        error=outcome.error if outcome and not outcome.ok else None,
+        ssim=round(ssim(thumbnail(before.screenshot), thumbnail(after.screenshot)), 4),
+        description="",
+    )
+    return transition.model_copy(update={"description": describe(transition)})
+
+
+def _brief(e: Element) -> ElementBrief:
+    return ElementBrief(key=e.key, role=e.role, name=e.name)
+
+
+def _changes(a: Element, b: Element) -> list[ElementChange]:
+    out = []
+    for field in ("name", "value", "enabled"):
+        va, vb = str(getattr(a, field)), str(getattr(b, field))
+        if va != vb:
+            out.append(ElementChange(key=b.key, role=b.role, name=b.name, field=field, before=va, after=vb))
+    return out
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _listing(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_LISTED])
+    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+def describe(t: Transition) -> str:
+    """One deterministic paragraph: what the action did, most important change first."""
+    parts = []
+    if t.error:
+        parts.append(f"The action fails ({t.error[:120]}).")
+    if t.dialog:
+        parts.append(f'A dialog says "{t.dialog[:120]}".')
+    if t.new_tab:
+        parts.append(f"A new tab opens at {_path(t.new_tab)}.")
+    if t.url_changed:
+        parts.append(f'Navigates to "{t.title_after}" ({_path(t.url_after)}).')
+        if t.headings_after:
+            parts.append(f'Main heading: "{t.headings_after[0]}".')
+        return " ".join(parts)
+    if t.title_after != t.title_before:
+        parts.append(f'The title becomes "{t.title_after}".')
+    if t.added:
+        parts.append(f"Appears: {_listing([e.describe() for e in t.added])}.")
+    if len(t.removed) > 2 * MAX_LISTED:  # a modal or a rewritten region covers most of the page
+        parts.append(f"{len(t.removed)} controls disappear, the page behind is covered or replaced.")
+    elif t.removed:
+        parts.append(f"Disappears: {_listing([e.describe() for e in t.removed])}.")
+    if t.changed:
+        changes = [f'{c.role} "{c.before if c.field == "name" else c.name}" {_verb(c)}' for c in t.changed]
+        parts.append(f"Changes: {_listing(changes)}.")
+    if not (t.added or t.removed or t.changed or t.title_after != t.title_before):
+        parts.append("Nothing visible changes." if t.ssim >= 0.999 else "The page changes, but no control does.")
+    return " ".join(parts)
+
+
+def _verb(c: ElementChange) -> str:
+    if c.field == "name":
+        return f'becomes "{c.after}"'
+    if c.field == "enabled":
+        return "becomes enabled" if c.after == "True" else "becomes disabled"
+    return f'value becomes "{c.after}"' if c.after else "is cleared"
