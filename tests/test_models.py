@@ -33,6 +33,7 @@ from explorer.models import (  # noqa: E402
     Embedder,
     LocalModel,
     ModelConfig,
+    ModelError,
     ModelRequestError,
     OpenAIModel,
     embedded_model_dir,
@@ -73,6 +74,7 @@ def adapter_dir(model, tmp_path_factory):
     from transformers import AutoModelForCausalLM
 
     base = AutoModelForCausalLM.from_pretrained(embedded_model_dir())
+    torch.manual_seed(0)  # lora_A's random init: the same adapter every run
     peft_model = get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
@@ -149,6 +151,7 @@ def test_greedy_generation_is_deterministic_and_accounted(model):
     prompt_ids = model.tokenizer(model.prompt_text(PROMPT), add_special_tokens=False)["input_ids"]
     assert a.usage.prompt_tokens == len(prompt_ids)
     assert 0 < a.usage.completion_tokens <= TOKENS and a.usage.seconds > 0
+    assert model.generate(PROMPT, max_tokens=3, temperature=1.0).usage.completion_tokens <= 3  # sampling runs
     short = model.generate(PROMPT, max_tokens=3, role="predictor")
     assert short.usage.completion_tokens == 3 and short.finish_reason == "length" and a.text.startswith(short.text)
     report = model.usage_report()
@@ -202,7 +205,7 @@ def test_lora_adapter_changes_output_and_can_be_disabled(model, adapter_dir):
 
 
 def save_tiny_llava(folder) -> None:
-    """A tiny random-weight LLaVA with SmolLM2's tokenizer: 32 px images, 4x4 patches plus CLS per image."""
+    """A tiny random-weight LLaVA with SmolLM2's tokenizer: 32 px images, 4x4 patches of 8 px."""
     from transformers import (
         AutoTokenizer,
         CLIPImageProcessorPil,
@@ -215,9 +218,9 @@ def save_tiny_llava(folder) -> None:
 
     tokenizer = AutoTokenizer.from_pretrained(embedded_model_dir())
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
-    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2)
-    text.update({"num_attention_heads": 4, "num_key_value_heads": 2, "eos_token_id": 2, "pad_token_id": 2})
-    vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, image_size=32, patch_size=8)
+    small = {"intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4}
+    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, num_key_value_heads=2, pad_token_id=2, **small)
+    vision = CLIPVisionConfig(hidden_size=32, image_size=32, patch_size=8, **small)
     config = LlavaConfig(text_config=text, vision_config=vision, image_token_index=len(tokenizer) - 1)
     torch.manual_seed(0)
     LlavaForConditionalGeneration(config).save_pretrained(folder)
@@ -227,7 +230,8 @@ def save_tiny_llava(folder) -> None:
         "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
     )
     images = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
-    processor = LlavaProcessor(images, tokenizer, patch_size=8, chat_template=template, num_additional_image_tokens=1)
+    strategy = {"num_additional_image_tokens": 1, "vision_feature_select_strategy": "default"}  # CLS dropped
+    processor = LlavaProcessor(images, tokenizer, patch_size=8, chat_template=template, **strategy)
     processor.save_pretrained(folder)
 
 
@@ -238,7 +242,7 @@ def test_a_vision_language_model_receives_the_screenshot(model, tmp_path):
     assert vlm.is_vlm
     seen = vlm.generate(PROMPT, [png_bytes()], max_tokens=4)
     blind = vlm.generate(PROMPT, max_tokens=4)
-    assert seen.usage.prompt_tokens == blind.usage.prompt_tokens + 16  # <image> becomes 4x4 patches + CLS
+    assert seen.usage.prompt_tokens == blind.usage.prompt_tokens + 16  # one token per patch
     assert seen.text != blind.text
     batch = vlm.generate_batch([PROMPT, PROMPT], images=[[png_bytes()], None], max_tokens=4)
     assert [g.text for g in batch] == [seen.text, blind.text]
@@ -262,8 +266,12 @@ def test_openai_backend_speaks_to_serve_model(model, adapter_dir):
             assert base.usage.prompt_tokens == expected_base[0].usage.prompt_tokens
             assert base.usage.completion_tokens == expected_base[0].usage.completion_tokens
             assert client.generate(PROMPT, max_tokens=TOKENS).text == expected_lora.text  # the adapter, by name
+            served = server.config.app.state.model
+            before = served.usage_report()["smollm2-135m"]
             batch = client.generate_batch(PROMPTS, max_tokens=TOKENS, role="selector", use_adapter=False)
             assert [g.text for g in batch] == [g.text for g in expected_base]
+            after = served.usage_report()["smollm2-135m"]
+            assert after["calls"] - before["calls"] == 3 and after["requests"] - before["requests"] < 3  # batched
             with_image = client.generate(PROMPT, [png_bytes()], max_tokens=TOKENS, use_adapter=False)
             assert with_image.text == base.text  # a text-only model ignores the screenshot
             report = client.usage_report()
@@ -325,7 +333,7 @@ class ScriptedServer:
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda *args: None  # the client hung up on a stalled reply: expected
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self) -> None:
         """Stop serving."""
@@ -423,6 +431,11 @@ def test_openai_api_key_is_sent_but_never_logged(scripted, monkeypatch, caplog):
 def test_bad_config_fields_are_named(fields, named):
     with pytest.raises(ValidationError, match=named):
         ModelConfig(**fields)
+
+
+def test_an_unknown_model_path_is_a_one_line_error(tmp_path):
+    with pytest.raises(ModelError, match="cannot load model"):
+        LocalModel(ModelConfig(model=str(tmp_path / "no-such-model")))
 
 
 def test_openai_messages_round_trip():

@@ -54,18 +54,22 @@ def create_app(model: LocalModel) -> FastAPI:
     app.state.model = model
 
     def names() -> list[str]:
+        """Every name a request's `model` field may take."""
         return [model.model_id, *model.adapters]
 
     @app.get("/health")
     def health() -> dict[str, Any]:
+        """Liveness, and what is loaded."""
         return {"status": "ok", "model": model.model_id, "adapters": list(model.adapters), "device": model.device.type}
 
     @app.get("/v1/models")
     def models() -> dict[str, Any]:
+        """The served names: the base model, then each loaded adapter."""
         return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "scalehop"} for n in names()]}
 
     @app.post("/v1/chat/completions")
     async def chat(request: ChatRequest) -> JSONResponse:
+        """One chat completion (non-streaming), batched with whatever else is waiting."""
         if request.stream or request.n != 1:
             return _error(400, "only n=1 without streaming is supported")
         name = request.model or model.adapter_id or model.model_id

@@ -1,0 +1,95 @@
+"""The embedded model on this machine: load time, and greedy decoding single vs batched, float32 vs bfloat16.
+
+Eight role-sized prompts (~300 tokens: a page's element list and a question), 32 new tokens each, answered one
+at a time and in batches of 4 and 8 through the public `generate`/`generate_batch`. The modes are interleaved
+over the repeats, so drift in machine load hits them alike. Also times the GGUF conversion (a first run) against
+a load from the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from bench.common import median, pct, print_table  # noqa: E402
+from explorer.models import LocalModel, ModelConfig, embedded_model_dir  # noqa: E402
+
+NEW_TOKENS = 32
+PROMPTS = 8
+REPEATS = 2
+MODES = {"single": 1, "batch 4": 4, "batch 8": 8}
+DTYPES = ("float32", "bfloat16")
+
+
+def page_prompt(i: int) -> list[dict[str, str]]:
+    """A role-sized prompt: a page summary with 22 elements, then a question about one of them."""
+    kinds = ["link", "button", "textbox", "combobox", "tab"]
+    names = ["Shoes", "Bags", "Sale", "Sign in", "Cart", "Next page", "Sort by price", "Search", "Reviews", "Help"]
+    lines = [f"[{k}] {kinds[(k + i) % 5]} '{names[(k * 3 + i) % 10]} {k}'" for k in range(22)]
+    question = f"What happens when element [{(i * 7) % 22}] is clicked? Answer in one sentence."
+    return [
+        {"role": "system", "content": "You predict what a web page does. Be brief."},
+        {"role": "user", "content": f"Page: Shop - page {i + 1}\n" + "\n".join(lines) + "\n" + question},
+    ]
+
+
+def load_times() -> list[list[object]]:
+    """Seconds to convert the GGUF into the (fresh) cache, and then to load from it."""
+    t0 = time.perf_counter()
+    embedded_model_dir()
+    convert = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    LocalModel(ModelConfig())
+    cached = time.perf_counter() - t0
+    return [["GGUF -> cache (first run)", convert], ["LocalModel from cache", cached]]
+
+
+def run_mode(model: LocalModel, prompts: list, size: int) -> tuple[float, int, list[float]]:
+    """(wall seconds, completion tokens, per-request latencies) for all prompts in batches of `size`."""
+    tokens, latencies = 0, []
+    t0 = time.perf_counter()
+    for start in range(0, len(prompts), size):
+        t1 = time.perf_counter()
+        gens = model.generate_batch(prompts[start : start + size], max_tokens=NEW_TOKENS, role="bench")
+        latencies.append(time.perf_counter() - t1)
+        tokens += sum(g.usage.completion_tokens for g in gens)
+    return time.perf_counter() - t0, tokens, latencies
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["SCALEHOP_CACHE"] = cache  # a fresh cache: the first load converts, as on a new machine
+        bench()
+
+
+def bench() -> None:
+    print(f"embedded model on {os.cpu_count()} CPUs; {PROMPTS} prompts x {NEW_TOKENS} new tokens, greedy")
+    print_table(["load", "seconds"], load_times())
+    prompts = [page_prompt(i) for i in range(PROMPTS)]
+    rows, base = [], None
+    for dtype in DTYPES:
+        model = LocalModel(ModelConfig(dtype=dtype, batch_size=max(MODES.values())))
+        prompt_tokens = median([model.generate(p, max_tokens=1).usage.prompt_tokens for p in prompts])  # + warm-up
+        runs: dict[str, list[tuple[float, int, list[float]]]] = {m: [] for m in MODES}
+        for _ in range(REPEATS):
+            for mode, size in MODES.items():
+                runs[mode].append(run_mode(model, prompts, size))
+        for mode, results in runs.items():
+            tok_s = median([tokens / wall for wall, tokens, _ in results])
+            latencies = [lat for _, _, lats in results for lat in lats]
+            base = base or tok_s
+            rows.append(
+                [dtype, mode, prompt_tokens, median(latencies), pct(latencies, 0.9), tok_s, f"{tok_s / base:.2f}x"]
+            )
+    print(f"\ngreedy decoding, {NEW_TOKENS} new tokens per prompt (latency: seconds per request; tok/s: output)")
+    print_table(["dtype", "mode", "prompt tok", "latency p50", "latency p90", "tok/s", "vs fp32 single"], rows)
+
+
+if __name__ == "__main__":
+    main()
