@@ -124,7 +124,7 @@ class SiteConfig(_Strict):
     def from_url(cls, url: str, **overrides: object) -> SiteConfig:
         """A config for a bare start URL; allowed origins default to that URL's origin."""
         host = urlsplit(url).netloc or "local-file"
-        return _validated(lambda: cls(name=host, start_url=url, **overrides), url)
+        return validated(lambda: cls(name=host, start_url=url, **overrides), url)
 
 
 class BrowserConfig(_Strict):
@@ -181,10 +181,11 @@ def load_site_config(target: str, **overrides: object) -> SiteConfig:
         raise ConfigError(f"{target}: expected a table of settings at the top level")
     data = data.get("site", data)
     data.setdefault("name", path.stem)
-    return _validated(lambda: SiteConfig(**{**data, **overrides}), target)
+    return validated(lambda: SiteConfig(**{**data, **overrides}), target)
 
 
-def _validated(build, source: str):
+def validated(build, source: str):
+    """Run `build()`; a pydantic ValidationError becomes a one-line ConfigError naming the field."""
     try:
         return build()
     except ValidationError as exc:

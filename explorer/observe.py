@@ -42,13 +42,15 @@ def element_key(tag: str, role: str, name: str, path: str, frame: tuple[str, ...
 
 async def observe(page: Page, *, timeout_s: float = 10.0, max_elements: int = 300) -> Observation:
     """Extract elements, take the viewport screenshot and draw the Set-of-Mark overlay."""
-    raw = await asyncio.wait_for(page.evaluate(page_script("extract"), {"maxElements": max_elements}), timeout_s)
+    args = {"maxElements": max_elements, "maxTexts": 60}
+    raw = await asyncio.wait_for(page.evaluate(page_script("extract"), args), timeout_s)
     png = await page.screenshot(type="png", timeout=timeout_s * 1000)
     elements = [_element(i + 1, e) for i, e in enumerate(raw["elements"])]
     return Observation(
         url=raw["url"],
         title=raw["title"],
         headings=raw["headings"],
+        texts=raw["texts"],
         elements=elements,
         screenshot=png,
         som_screenshot=draw_som(png, elements),

@@ -59,6 +59,7 @@ class Observation(BaseModel):
     title: str
     status: int | None = None  # HTTP status of the last main-frame navigation
     headings: list[str] = Field(default_factory=list)
+    texts: list[str] = Field(default_factory=list)  # visible text blocks (paragraphs, list items, cells)
     elements: list[Element]
     screenshot: bytes = Field(repr=False)  # PNG of the viewport
     som_screenshot: bytes = Field(repr=False)  # the same PNG with Set-of-Mark boxes and numbers
@@ -212,6 +213,8 @@ class Transition(BaseModel):
     added: list[ElementBrief] = Field(default_factory=list)
     removed: list[ElementBrief] = Field(default_factory=list)
     changed: list[ElementChange] = Field(default_factory=list)
+    texts_added: list[str] = Field(default_factory=list)
+    texts_removed: list[str] = Field(default_factory=list)
     dialog: str | None = None
     new_tab: str | None = None
     error: str | None = None

@@ -29,6 +29,8 @@ def diff(before: Observation, after: Observation, outcome: ActionOutcome | None 
         added=added,
         removed=removed,
         changed=changed,
+        texts_added=[t for t in after.texts if t not in set(before.texts)],
+        texts_removed=[t for t in before.texts if t not in set(after.texts)],
         dialog=outcome.dialogs[0] if outcome and outcome.dialogs else None,
         new_tab=outcome.new_tab if outcome else None,
         error=outcome.error if outcome and not outcome.ok else None,
@@ -86,9 +88,20 @@ def describe(t: Transition) -> str:
     if t.changed:
         changes = [f'{c.role} "{c.before if c.field == "name" else c.name}" {_verb(c)}' for c in t.changed]
         parts.append(f"Changes: {_listing(changes)}.")
-    if not (t.added or t.removed or t.changed or t.title_after != t.title_before):
-        parts.append("Nothing visible changes." if t.ssim >= 0.999 else "The page changes, but no control does.")
+    if t.texts_added:
+        parts.append(f"Shows text: {_listing([repr_text(x) for x in t.texts_added])}.")
+    elif t.texts_removed and not (t.added or t.removed or t.changed):
+        parts.append(f"Hides text: {_listing([repr_text(x) for x in t.texts_removed])}.")
+    if len(parts) == (1 if t.error else 0) + (1 if t.dialog else 0) + (1 if t.new_tab else 0):
+        parts.append(
+            "Nothing visible changes." if t.ssim >= 0.999 else "The page changes, but no control or text does."
+        )
     return " ".join(parts)
+
+
+def repr_text(text: str, limit: int = 60) -> str:
+    """A quoted, shortened text block."""
+    return '"' + (text if len(text) <= limit else text[: limit - 1] + "…") + '"'
 
 
 def _verb(c: ElementChange) -> str:

@@ -8,7 +8,7 @@ import json
 import logging
 import sys
 
-from explorer.config import BrowserConfig, load_site_config
+from explorer.config import BrowserConfig, load_site_config, validated
 from explorer.errors import ScalehopError
 
 
@@ -42,10 +42,40 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     exp.add_argument("--json", action="store_true", help="last line: a JSON summary of the run")
 
+    step = sub.add_parser("step", help="one full SCALE step on a page: select, predict, act, diff, judge")
+    step.add_argument("target", help="a start URL or a site config (.toml/.yaml)")
+    step.add_argument("--element", type=int, metavar="MARK", help="act on this mark instead of asking the Selector")
+    step.add_argument("--judge", choices=["rule", "llm"], default="rule")
+    _model_args(step)
+    step.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
+    step.add_argument("--json", action="store_true", help="print the step report as JSON")
+
+    srv = sub.add_parser("serve-model", help="serve the local model behind an OpenAI-compatible /v1 API")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8000)
+    srv.add_argument("--model", default="smollm2-135m", help="the embedded alias or an HF model path")
+    srv.add_argument("--adapter", action="append", default=[], metavar="NAME=PATH", help="serve a LoRA adapter")
+
     demo = sub.add_parser("demo", help="the end-to-end demo on the bundled sites")
     demo.add_argument("--out", default="runs/demo", help="where the demo writes its results")
     demo.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     return p
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="smollm2-135m", help="the embedded alias, an HF model path, or a served name")
+    p.add_argument("--adapter", help="a LoRA adapter folder (local) or served adapter name (openai)")
+    p.add_argument("--backend", choices=["local", "openai"], default="local")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://gpu-box:8000/v1")
+
+
+def _model_config(args: argparse.Namespace):
+    from explorer.models import ModelConfig
+
+    fields = {"backend": args.backend, "model": args.model, "adapter": args.adapter}
+    if args.base_url:
+        fields["base_url"] = args.base_url
+    return validated(lambda: ModelConfig(**fields), "model options")
 
 
 def _cmd_sites_serve(args: argparse.Namespace) -> int:
@@ -92,6 +122,35 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_step(args: argparse.Namespace) -> int:
+    from flows.one_step import render, run_step
+
+    site = load_site_config(args.target)
+    report = asyncio.run(
+        run_step(
+            site, BrowserConfig(executable=args.chromium), _model_config(args), mark=args.element, judge=args.judge
+        )
+    )
+    print(report.model_dump_json(indent=2) if args.json else render(report))
+    return 0
+
+
+def _cmd_serve_model(args: argparse.Namespace) -> int:
+    from explorer.errors import ConfigError
+    from explorer.models import ModelConfig, serve
+
+    adapters = {}
+    for spec in args.adapter:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ConfigError(f"--adapter {spec!r}: write NAME=PATH")
+        adapters[name] = path
+    config = validated(lambda: ModelConfig(model=args.model), "model options")
+    print(f"serving {args.model} at http://{args.host}:{args.port}/v1 (adapters: {', '.join(adapters) or 'none'})")
+    serve(config, args.host, args.port, adapters)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from flows.demo import run_demo
 
@@ -99,7 +158,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"serve": _cmd_sites_serve, "observe": _cmd_observe, "explore": _cmd_explore, "demo": _cmd_demo}
+_COMMANDS = {
+    "serve": _cmd_sites_serve,
+    "observe": _cmd_observe,
+    "explore": _cmd_explore,
+    "step": _cmd_step,
+    "serve-model": _cmd_serve_model,
+    "demo": _cmd_demo,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

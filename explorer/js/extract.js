@@ -4,6 +4,9 @@ function extract(opts) {
   const vw = window.innerWidth, vh = window.innerHeight;
   const elements = [];
   const headings = [];
+  const texts = [];  // visible text blocks: what tabs, accordions and results change
+  const seenText = new Set();
+  const TEXT_BLOCK = /^(p|li|dd|dt|td|th|h[1-6]|blockquote|figcaption|caption)$/;
 
   function roleOf(el) {
     const r = el.getAttribute('role');
@@ -108,7 +111,11 @@ function extract(opts) {
       }
       if (!frame.length && /^h[1-3]$/.test(tag) && headings.length < 12) {
         const t = cut(clean(el.innerText), 120);
-        if (t && styleOk(el) && boxOf(el, off, clip)) headings.push(t);
+        if (t && styleOk(el) && boxOf(el, off, clip)) headings.push([tag, t]);
+      }
+      if (TEXT_BLOCK.test(tag) && texts.length < opts.maxTexts && !el.closest(CONTAINER)) {
+        const t = cut(clean(el.innerText), 100);
+        if (t && !seenText.has(t) && styleOk(el) && boxOf(el, off, clip)) { seenText.add(t); texts.push(t); }
       }
       if (el.shadowRoot) visit(el.shadowRoot, frame, off, clip);
       if (!el.matches(INTERACTIVE)) continue;
@@ -136,7 +143,8 @@ function extract(opts) {
 
   visit(document, [], { x: 0, y: 0 }, { x0: 0, y0: 0, x1: vw, y1: vh });
   return {
-    url: location.href, title: document.title, headings, elements,
+    url: location.href, title: document.title, elements, texts,
+    headings: headings.sort((a, b) => a[0].localeCompare(b[0])).map(h => h[1]),  // h1 first, then h2, h3
     viewport: [vw, vh], scroll: [window.scrollX, window.scrollY],
   };
 }

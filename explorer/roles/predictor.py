@@ -1,0 +1,91 @@
+"""The Predictor: what will this action do? Answered in the grammar of transition descriptions, so that a
+trained model's output is directly comparable with what really happened."""
+
+from __future__ import annotations
+
+import re
+
+from explorer.models import ChatModel
+from explorer.records import Action, Element, Observation, Prediction
+from explorer.roles.context import neighbourhood, page_summary
+from explorer.roles.prompts import messages
+from explorer.roles.stats import RoleStats
+
+MAX_TOKENS = 60
+_OUTCOME = re.compile(r"OUTCOME\s*[:=]\s*(.+)", re.IGNORECASE)
+_REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
+_NAVIGATES = re.compile(r'Navigates to\s+"([^"]*)"(?:\s*\(([^)]*)\))?', re.IGNORECASE)
+_NAV_WORDS = re.compile(
+    r"\b(navigat\w*|redirect\w*|goes to|go to|takes (you|the user) to|loads? (a|the) (new )?page|"
+    r"opens? (the|a)\s[\w\s\"'-]{0,40}page|page (opens|loads))\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r'"([^"]{2,80})"')
+FALLBACK_CHANGE = "Nothing visible changes."
+
+
+def predictor_messages(obs: Observation, action: Action, target: Element | None, selector_reasoning: str):
+    """The Predictor's prompt: page summary, the target's neighbourhood, the action and why it was chosen."""
+    return messages(
+        "predictor",
+        page=page_summary(obs),
+        neighbourhood=neighbourhood(obs, target) if target else "(no element)",
+        action=action.describe(),
+        selector_reasoning=selector_reasoning[:200] or "-",
+    )
+
+
+def parse_prediction(text: str) -> Prediction | None:
+    """A Prediction from `OUTCOME: ...` / `REASON: ...` (or from free text); None when nothing usable."""
+    text = text.strip()
+    if not text:
+        return None
+    outcome_m, reason_m = _OUTCOME.search(text), _REASON.search(text)
+    outcome = (outcome_m.group(1) if outcome_m else text.split("\n")[0]).strip()[:400]
+    reason = reason_m.group(1).strip()[:300] if reason_m else ""
+    if outcome_m is None and reason_m is not None and outcome.upper().startswith("REASON"):
+        return None
+    if not re.search(r"[A-Za-z]{3}", outcome):
+        return None
+    nav = _NAVIGATES.search(outcome)
+    if nav:
+        return Prediction(
+            navigates=True,
+            expected_title=nav.group(1),
+            expected_url=nav.group(2),
+            change=outcome,
+            reasoning=reason,
+            raw=text,
+        )
+    navigates = bool(_NAV_WORDS.search(outcome))
+    quoted = _QUOTED.findall(outcome)
+    title = quoted[0] if navigates and quoted else None
+    return Prediction(navigates=navigates, expected_title=title, change=outcome, reasoning=reason, raw=text)
+
+
+def predict(
+    model: ChatModel,
+    obs: Observation,
+    action: Action,
+    target: Element | None,
+    selector_reasoning: str,
+    stats: RoleStats | None = None,
+    *,
+    use_adapter: bool = True,
+) -> Prediction:
+    """Ask the model what `action` will do; one stricter repair, then a recorded fallback."""
+    stats = stats or RoleStats()
+    stats.calls["predictor"] += 1
+    msgs = predictor_messages(obs, action, target, selector_reasoning)
+    raw = model.generate(msgs, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter).text
+    prediction = parse_prediction(raw)
+    if prediction is None:
+        stats.repairs["predictor"] += 1
+        ask = "Answer with one line starting OUTCOME: and then one line starting REASON:"
+        repair = [*msgs, {"role": "assistant", "content": raw}, {"role": "user", "content": ask}]
+        raw = model.generate(repair, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter).text
+        prediction = parse_prediction(raw)
+    if prediction is None:
+        stats.fallbacks["predictor"] += 1
+        return Prediction(navigates=False, change=FALLBACK_CHANGE, reasoning="fallback", fallback=True, raw=raw)
+    return prediction

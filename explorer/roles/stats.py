@@ -1,0 +1,31 @@
+"""Per-role counts of calls, repairs (a second, stricter ask) and fallbacks (a recorded default)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RoleStats:
+    """How often each role was asked, had to be asked again, and fell back."""
+
+    calls: Counter = field(default_factory=Counter)
+    repairs: Counter = field(default_factory=Counter)
+    fallbacks: Counter = field(default_factory=Counter)
+
+    def fallback_rate(self, role: str) -> float:
+        """Share of a role's calls that ended in the fallback."""
+        return self.fallbacks[role] / self.calls[role] if self.calls[role] else 0.0
+
+    def report(self) -> dict[str, dict[str, float]]:
+        """Per role: calls, repairs, fallbacks and the fallback rate."""
+        return {
+            role: {
+                "calls": self.calls[role],
+                "repairs": self.repairs[role],
+                "fallbacks": self.fallbacks[role],
+                "fallback_rate": round(self.fallback_rate(role), 3),
+            }
+            for role in sorted(self.calls)
+        }
