@@ -110,3 +110,22 @@ def _verb(c: ElementChange) -> str:
     if c.field == "enabled":
         return "becomes enabled" if c.after == "True" else "becomes disabled"
     return f'value becomes "{c.after}"' if c.after else "is cleared"
+
+
+def outcome_reasoning(action_text: str, t: Transition) -> str:
+    """r_t: a short, deterministic account of why the true outcome happened, for the training target."""
+    if t.error:
+        return f"{action_text} failed, so the page stayed as it was."
+    if t.url_changed:
+        return f'{action_text} leads to {_path(t.url_after)}, so the browser loads "{t.title_after}".'
+    if t.dialog:
+        return f"{action_text} runs a script that shows a dialog."
+    if t.added and len(t.removed) > 2 * MAX_LISTED:
+        return f"{action_text} opens a layer over the page with its own controls."
+    if t.added or t.texts_added:
+        return f"{action_text} reveals content that was hidden on this page."
+    if t.removed or t.texts_removed:
+        return f"{action_text} hides or removes part of this page."
+    if t.changed:
+        return f"{action_text} updates controls in place on this page."
+    return f"{action_text} has no visible effect here."
