@@ -30,6 +30,9 @@ DEFAULT_FORBID = (
     r"/logout\b",
     r"/signout\b",
 )
+# Calibrated on the labelled pairs of configs/state_pairs.yaml (bench/dedup.py prints the sweep): same-state
+# pairs (reloads, hover) score >= 0.9996, different states <= 0.9984 (tabs whose panel is below the fold).
+DEFAULT_DELTA = 0.999
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -149,6 +152,24 @@ class BrowserConfig(_Strict):
             f"Chromium not found at {where}: install it with `apt-get install -y chromium`, "
             "or set SCALEHOP_CHROMIUM to a Chrome/Chromium binary (or to 'playwright' for Playwright's own)"
         )
+
+
+class ExploreConfig(_Strict):
+    """One exploration run: strategy, SCALE-Hop settings and budgets (any budget reached stops it cleanly)."""
+
+    strategy: Literal["scale", "random", "bfs", "greedy"] = "scale"
+    hops: int = Field(60, gt=0)  # outer-loop visits of frontier nodes
+    steps_per_hop: int = Field(25, gt=0)  # K: inner-loop steps at one node
+    max_steps: int | None = Field(None, gt=0)  # browser actions in total, returns and backtracks included
+    max_seconds: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)  # model tokens in and out
+    resample_tries: int = Field(2, ge=0)  # after a right prediction: return and pick again, this often
+    stall_steps: int = Field(6, gt=0)  # M: no new state in this many steps at a node is a stall
+    verify_actions: int = Field(3, gt=0)  # N: random actions the Predictor must get right for `full`
+    delta: float = Field(DEFAULT_DELTA, gt=0, le=1)  # SSIM threshold of state identity
+    max_variants_per_path: int = Field(30, gt=0)  # URL variants of one path kept as separate states
+    contexts: int = Field(1, gt=0)  # parallel browser contexts on the site
+    seed: int = 0
 
 
 def origin_of(url: str) -> str:

@@ -24,9 +24,8 @@ from PIL import Image
 from scipy.ndimage import uniform_filter
 from skimage.metrics import structural_similarity
 
-# Calibrated on the labelled pairs of configs/state_pairs.yaml (bench/dedup.py prints the sweep): same-state
-# pairs (reloads, hover) score >= 0.9996, different states <= 0.9984 (tabs whose panel is below the fold).
-DEFAULT_DELTA = 0.999
+from explorer.config import DEFAULT_DELTA
+
 SIZE = (320, 200)  # (width, height) of the grayscale thumbnails SSIM runs on
 WIN = 7  # scikit-image's default window
 STRIDES = (8, 2)  # coarse-to-fine bound grids: every k-th SSIM window in each axis

@@ -137,10 +137,12 @@ class ExplorationGraph:
                 queue.append(pred)
         return routes
 
-    def nearest_frontier(self, current: str | None) -> tuple[Node, list[Edge] | None] | None:
+    def nearest_frontier(
+        self, current: str | None, exclude: set[str] | frozenset[str] = frozenset()
+    ) -> tuple[Node, list[Edge] | None] | None:
         """The frontier node reachable in the fewest actions from `current`, with the in-graph path if that
-        is the cheapest way (None: go there by URL or replay). None when the frontier is empty."""
-        frontier = self.frontier()
+        is the cheapest way (None: go there by URL or replay). None when the frontier (less `exclude`) is empty."""
+        frontier = [n for n in self.frontier() if n.id not in exclude]
         if not frontier:
             return None
         hops = nx.single_source_shortest_path_length(self.g, current) if current in self.g else {}

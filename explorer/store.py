@@ -229,6 +229,10 @@ class RunStore:
             raise ValueError(f"unknown table {table!r}")
         return self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
+    def count_records(self, kind: str) -> int:
+        """Records of one kind (e.g. "explore": the failure samples)."""
+        return self._conn.execute("SELECT COUNT(*) FROM records WHERE kind = ?", (kind,)).fetchone()[0]
+
     def load_graph(self) -> ExplorationGraph:
         """The exploration graph as committed."""
         graph = ExplorationGraph()

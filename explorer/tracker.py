@@ -6,6 +6,7 @@ the baselines and return-to-node. One step = one browser action = one transactio
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from explorer.browser import BrowserSession, ObserveError
@@ -15,6 +16,7 @@ from explorer.graph import ExplorationGraph
 from explorer.records import Action, ActionOutcome, Node, Observation
 from explorer.store import RunStore
 
+Records = Sequence[tuple[str, dict]] | Callable[[str], Sequence[tuple[str, dict]]]
 # Actions that teleport rather than interact: stored as steps, never as graph edges to replay.
 _NO_EDGE = ("goto", "back", "stop")
 
@@ -55,21 +57,13 @@ class StateTracker:
         """Which known node this observation shows (node_id None: a new state)."""
         return self.index.identify(self.normalize(obs.url), thumbnail(obs.screenshot))
 
-    async def act(
-        self,
-        session: BrowserSession,
-        action: Action,
-        obs: Observation | None,
-        node_from: str | None,
-        *,
-        kind: str = "explore",
-        records: list[tuple[str, dict]] = (),
-        verdict: bool | None = None,
-    ) -> Step:
-        """Execute `action`, observe the result, and commit the step (with `records`) atomically."""
+    async def execute(
+        self, session: BrowserSession, action: Action, obs: Observation | None
+    ) -> tuple[ActionOutcome, Observation]:
+        """Run `action` and observe the result; an unobservable page sends the browser back to the start."""
         outcome = await session.act(action, obs)
         try:
-            after = await session.observe()
+            return outcome, await session.observe()
         except ObserveError as exc:  # go back to the start page; if even that fails, the site is down
             restart = await session.act(Action(kind="goto", url=session.site.start_url))
             try:
@@ -78,8 +72,21 @@ class StateTracker:
                 raise SiteUnreachable(f"{exc}; the start page {session.site.start_url} failed too") from None
             error = f"{exc} (returned to the start page)"
             events = outcome.events + restart.events
-            outcome = outcome.model_copy(update={"ok": False, "error": error, "events": events, "url_after": after.url})
-        return self.commit(action, outcome, after, node_from, kind=kind, records=records, verdict=verdict)
+            update = {"ok": False, "error": error, "events": events, "url_after": after.url}
+            return outcome.model_copy(update=update), after
+
+    async def act(
+        self,
+        session: BrowserSession,
+        action: Action,
+        obs: Observation | None,
+        node_from: str | None,
+        *,
+        kind: str = "explore",
+    ) -> Step:
+        """Execute `action`, observe the result, and commit the step atomically."""
+        outcome, after = await self.execute(session, action, obs)
+        return self.commit(action, outcome, after, node_from, kind=kind)
 
     def commit(
         self,
@@ -89,10 +96,13 @@ class StateTracker:
         node_from: str | None,
         *,
         kind: str = "explore",
-        records: list[tuple[str, dict]] = (),
+        records: Records = (),
         verdict: bool | None = None,
     ) -> Step:
-        """Place `after` in the graph and write node, edge, step, events and records in one transaction."""
+        """Place `after` in the graph and write node, edge, step, events and records in one transaction.
+
+        `records` may be a function of the id of the node reached, for records that name it.
+        """
         url, thumb = self.normalize(after.url), thumbnail(after.screenshot)
         match = self.index.identify(url, thumb)
         new = match.node_id is None
@@ -121,7 +131,8 @@ class StateTracker:
             tx.action(node_from, node.id, action.model_dump(mode="json"), payload)
             for event in outcome.events:
                 tx.event(event.kind, event.detail, event.url)
-            ids = [tx.record(rec_kind, rec, node_from, node.id) for rec_kind, rec in records]
+            pending = records(node.id) if callable(records) else records
+            ids = [tx.record(rec_kind, rec, node_from, node.id) for rec_kind, rec in pending]
         self.next_step += 1
         if new:
             self.index.add(node.id, url, thumb)

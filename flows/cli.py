@@ -33,12 +33,17 @@ def _parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("explore", help="explore a site into a crash-safe run folder")
     exp.add_argument("target", help="a start URL or a site config (.toml/.yaml)")
-    exp.add_argument("--strategy", choices=["random"], default="random")
-    exp.add_argument("--steps", type=int, default=50, help="browser actions in total (resumed runs included)")
+    exp.add_argument("--strategy", choices=["scale", "random"], default="scale")
+    exp.add_argument("--hops", type=int, default=60, help="outer-loop hops (SCALE-Hop)")
+    exp.add_argument("--steps", type=int, help="browser actions in total (resumed runs included)")
+    exp.add_argument("--steps-per-hop", type=int, default=25, help="K: inner-loop steps at one node")
+    exp.add_argument("--contexts", type=int, default=1, help="parallel browser contexts")
+    exp.add_argument("--max-seconds", type=float)
     exp.add_argument("--runs-dir", default="runs")
     exp.add_argument("--run-id", help="name of a new run (default: timestamp-strategy-random)")
     exp.add_argument("--resume", metavar="RUN", help="continue the run RUN in --runs-dir")
     exp.add_argument("--seed", type=int, default=0)
+    _model_args(exp)
     exp.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     exp.add_argument("--json", action="store_true", help="last line: a JSON summary of the run")
 
@@ -104,21 +109,32 @@ def _cmd_observe(args: argparse.Namespace) -> int:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    from flows.explore import random_walk_run
+    from explorer.config import ExploreConfig
+    from flows.explore import run_exploration
 
     site = load_site_config(args.target)
+    fields = {
+        "strategy": args.strategy,
+        "hops": args.hops,
+        "max_steps": args.steps,
+        "steps_per_hop": args.steps_per_hop,
+        "contexts": args.contexts,
+        "max_seconds": args.max_seconds,
+        "seed": args.seed,
+    }
+    cfg = validated(lambda: ExploreConfig(**fields), "explore options")
     summary = asyncio.run(
-        random_walk_run(
+        run_exploration(
             site,
+            cfg,
             BrowserConfig(executable=args.chromium),
-            args.runs_dir,
-            args.steps,
-            seed=args.seed,
+            _model_config(args),
+            runs_dir=args.runs_dir,
             run_id=args.run_id,
             resume_run=args.resume,
         )
     )
-    print(json.dumps(summary) if args.json else "\n".join(f"{k:>8s}: {v}" for k, v in summary.items()))
+    print(json.dumps(summary) if args.json else "\n".join(f"{k:>10s}: {v}" for k, v in summary.items()))
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 import uuid
@@ -9,8 +10,10 @@ from pathlib import Path
 
 from explorer.baselines import random_step
 from explorer.browser import Chromium
-from explorer.config import BrowserConfig, SiteConfig
-from explorer.dedup import DEFAULT_DELTA
+from explorer.budget import Budget
+from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
+from explorer.loop import Engine, run_worker
+from explorer.models import ModelConfig
 from explorer.records import Action
 from explorer.store import RunStore, resume
 from explorer.tracker import StateTracker
@@ -21,48 +24,74 @@ def new_run_id(strategy: str) -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{strategy}-{uuid.uuid4().hex[:6]}"
 
 
-def open_run(site: SiteConfig, runs_dir: str | Path, run_id: str | None, resume_run: str | None, strategy: str):
+def open_run(
+    site: SiteConfig, cfg: ExploreConfig, runs_dir: str | Path, run_id: str | None, resume_run: str | None
+) -> tuple[RunStore, StateTracker]:
     """A fresh run store, or a resumed one (its graph rebuilt from the store); with its tracker."""
     if resume_run:
         store, graph = resume(Path(runs_dir) / resume_run)
     else:
-        meta = {"site": site.model_dump(mode="json"), "strategy": strategy}
-        store = RunStore.create(runs_dir, run_id or new_run_id(strategy), meta)
+        meta = {"site": site.model_dump(mode="json"), "explore": cfg.model_dump(mode="json")}
+        store = RunStore.create(runs_dir, run_id or new_run_id(cfg.strategy), meta)
         graph = store.load_graph()
     tracker = StateTracker(
-        store, graph, delta=DEFAULT_DELTA, ignore_params=site.ignore_params, keep_fragment=site.keep_fragment
+        store, graph, delta=cfg.delta, ignore_params=site.ignore_params, keep_fragment=site.keep_fragment
     )
     return store, tracker
 
 
-async def random_walk_run(
+async def _random_worker(site: SiteConfig, tracker: StateTracker, budget: Budget, session, rng: random.Random) -> None:
+    step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
+    while budget.exhausted() is None:
+        step = await tracker.act(session, random_step(step.observation, site, rng), step.observation, step.node_id)
+
+
+async def run_exploration(
     site: SiteConfig,
+    cfg: ExploreConfig,
     browser: BrowserConfig,
-    runs_dir: str | Path,
-    steps: int,
+    model_config: ModelConfig | None = None,
     *,
-    seed: int = 0,
+    runs_dir: str | Path = "runs",
     run_id: str | None = None,
     resume_run: str | None = None,
 ) -> dict:
-    """Uniform random walk for `steps` browser actions (counting the first load); returns a summary."""
-    store, tracker = open_run(site, runs_dir, run_id, resume_run, "random")
-    rng = random.Random(f"{seed}:{tracker.next_step}")
-    started = time.monotonic()
-    async with await Chromium.launch(browser, site.allowed_origins) as chromium:
-        session = await chromium.new_session(site)
-        step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
-        while tracker.next_step < steps:
-            step = await tracker.act(session, random_step(step.observation, site, rng), step.observation, step.node_id)
-        await session.close()
-    summary = {
-        "run_id": store.dir.name,
-        "run_dir": str(store.dir),
-        "strategy": "random",
-        "steps": tracker.next_step,
-        "states": len(tracker.graph.g),
-        "urls": len({n.url for n in tracker.graph.nodes()}),
-        "seconds": round(time.monotonic() - started, 2),
-    }
-    store.close()
+    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns a summary of the run."""
+    store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
+    rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
+    model = None
+    if cfg.strategy == "scale":
+        from explorer.models import Embedder, load_model
+
+        model = load_model(model_config or ModelConfig())
+        similarity = Embedder().similarity
+    budget = Budget(cfg, tracker, model)
+    try:
+        async with await Chromium.launch(browser, site.allowed_origins) as chromium:
+            sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
+            if cfg.strategy == "scale":
+                engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng)
+                workers = [run_worker(engine, s) for s in sessions]
+            else:
+                workers = [_random_worker(site, tracker, budget, s, rng) for s in sessions]
+            try:
+                await asyncio.gather(*workers)
+            except asyncio.CancelledError:
+                budget.stop("interrupted")
+            for session in sessions:
+                await session.close()
+    finally:
+        summary = {
+            "run_id": store.dir.name,
+            "run_dir": str(store.dir),
+            "strategy": cfg.strategy,
+            "steps": tracker.next_step,
+            "states": len(tracker.graph.g),
+            "urls": len({n.url for n in tracker.graph.nodes()}),
+            "failures": store.count_records("explore"),
+            "records": store.count("records"),
+            "stopped_by": budget.exhausted(),
+            "seconds": round(budget.seconds(), 2),
+        }
+        store.close()
     return summary

@@ -78,7 +78,20 @@ def _rows(db: Path, table: str) -> list[tuple]:
 
 
 def _explore(url: str, runs: Path, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "flows.cli", "explore", url, "--runs-dir", str(runs), "--seed", "3", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "flows.cli",
+        "explore",
+        url,
+        "--strategy",
+        "random",
+        "--runs-dir",
+        str(runs),
+        "--seed",
+        "3",
+    ]
+    cmd += extra
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 

@@ -1,0 +1,209 @@
+"""The SCALE engine: the inner loop at a node (Selector -> Predictor -> act -> Transition -> Judger) and the
+SCALE-Hop outer loop (stall -> verification -> backtrack to the nearest node not fully explored).
+
+j=0 (wrong prediction): the ExploreRecord is stored and exploration continues from the new state.
+j=1 (right prediction): the element counts as understood; the browser returns to the node and the Selector
+picks again, at most `resample_tries` times in a row before the node counts as stalled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from explorer.baselines import action_for, usable_elements
+from explorer.browser import BrowserSession
+from explorer.budget import Budget
+from explorer.config import ExploreConfig, SiteConfig
+from explorer.models import ChatModel
+from explorer.records import Action, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
+from explorer.returning import return_to
+from explorer.roles import RoleStats, acted_name, predict, rank_candidates, rule_verdict, select, signature
+from explorer.tracker import StateTracker, Step
+from explorer.transition import diff, outcome_reasoning
+
+
+@dataclass
+class Engine:
+    """What every worker of one run shares: configs, graph and store (via the tracker), model, budget."""
+
+    site: SiteConfig
+    cfg: ExploreConfig
+    tracker: StateTracker
+    model: ChatModel
+    similarity: Callable[[str, str], float]
+    budget: Budget
+    run_id: str
+    round: int = 0
+    stats: RoleStats = field(default_factory=RoleStats)
+    kinds: Counter = field(default_factory=Counter)  # element signatures tried anywhere in the run
+    claims: set[str] = field(default_factory=set)  # nodes a worker is exploring now
+    rng: random.Random = field(default_factory=random.Random)
+    _model_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def call(self, fn, *args):
+        """Run a model-calling role function off the event loop, one model call at a time."""
+
+        def locked():
+            with self._model_lock:
+                return fn(*args)
+
+        return await asyncio.to_thread(locked)
+
+    def judge(self, prediction: Prediction, transition: Transition, action: Action) -> Verdict:
+        """The fixed Judger (rule-based)."""
+        return rule_verdict(prediction, transition, self.similarity, acted_name(action))
+
+    def record(
+        self,
+        node_from: str,
+        obs: Observation,
+        selection: Selection,
+        prediction: Prediction,
+        transition: Transition,
+        verdict: Verdict,
+    ) -> Callable[[str], list[tuple[str, dict]]]:
+        """The records of a step, as a function of the node it reaches (committed with the step)."""
+        store, step = self.tracker.store, self.tracker.next_step
+        screenshot, som = store.put_blob(obs.screenshot), store.put_blob(obs.som_screenshot)
+
+        def records(node_to: str) -> list[tuple[str, dict]]:
+            rec = ExploreRecord(
+                run_id=self.run_id,
+                step=step,
+                round=self.round,
+                node_from=node_from,
+                node_to=node_to,
+                observation_text=obs.text,
+                screenshot=screenshot,
+                som_screenshot=som,
+                url=obs.url,
+                action=selection.action,
+                selector_reasoning=selection.reasoning,
+                transition=transition,
+                outcome_reasoning=outcome_reasoning(selection.action.describe(), transition),
+                prediction=prediction,
+                verdict=verdict,
+                model_id=self.model.model_id,
+                adapter_id=self.model.adapter_id,
+            )
+            return [("explore" if not verdict.correct else "understood", rec.model_dump(mode="json"))]
+
+        return records
+
+    def pick_node(self, current: str) -> str | None:
+        """Where to explore next: here if it is still frontier, else the nearest unclaimed frontier node."""
+        graph = self.tracker.graph
+        here = graph.node(current)
+        if here.status != "full" and here.unreachable is None and current not in self.claims:
+            return current
+        found = graph.nearest_frontier(current, exclude=self.claims)
+        return found[0].id if found else None
+
+
+async def run_worker(engine: Engine, session: BrowserSession) -> None:
+    """One browser context's exploration: hop to a node, explore it, verify it, backtrack; until a budget ends."""
+    tracker = engine.tracker
+    step = await tracker.act(session, Action(kind="goto", url=engine.site.start_url), None, None, kind="start")
+    node, obs = step.node_id, step.observation
+    while engine.budget.exhausted() is None:
+        target = engine.pick_node(node)
+        if target is None:
+            engine.budget.stop("frontier empty")
+            break
+        engine.budget.hops += 1
+        engine.claims.add(target)
+        try:
+            if target != node:
+                back = await return_to(session, tracker, target, obs)
+                if not back.ok:
+                    node, obs = _last(back.steps, node, obs)
+                    continue
+                obs = back.observation
+            node, obs = await explore_node(engine, session, target, obs)
+        finally:
+            engine.claims.discard(target)
+
+
+def _last(steps: list[Step], node: str, obs: Observation) -> tuple[str, Observation]:
+    return (steps[-1].node_id, steps[-1].observation) if steps else (node, obs)
+
+
+async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: Observation) -> tuple[str, Observation]:
+    """SCALE's inner loop at `node` for up to K steps; returns where the browser ended up."""
+    cfg, tracker, graph = engine.cfg, engine.tracker, engine.tracker.graph
+    since_new, understood_in_row = 0, 0
+    for _ in range(cfg.steps_per_hop):
+        if engine.budget.exhausted():
+            break
+        here = graph.node(node)
+        candidates = [e for e in usable_elements(obs, engine.site) if e.key not in here.tried]
+        if not candidates or since_new >= cfg.stall_steps or understood_in_row > cfg.resample_tries:
+            return await verify_node(engine, session, node, obs)
+        ranked = rank_candidates(candidates, engine.kinds, engine.rng)
+        tried_names = [e.name for e in obs.elements if e.key in here.tried]
+        selection = await engine.call(select, engine.model, obs, ranked, tried_names, engine.rng, engine.stats)
+        target = obs.element(selection.action.mark)
+        prediction = await engine.call(
+            predict, engine.model, obs, selection.action, target, selection.reasoning, engine.stats
+        )
+        outcome, after = await tracker.execute(session, selection.action, obs)
+        transition = diff(obs, after, outcome)
+        verdict = engine.judge(prediction, transition, selection.action)
+        engine.kinds[signature(target)] += 1
+        records = engine.record(node, obs, selection, prediction, transition, verdict)
+        step = tracker.commit(selection.action, outcome, after, node, verdict=verdict.correct, records=records)
+        since_new = 0 if step.new_node else since_new + 1
+        if not verdict.correct:  # j=0: a cognitive boundary; go on from the state it led to
+            understood_in_row = 0
+            engine.claims.discard(node)
+            node, obs = step.node_id, after
+            engine.claims.add(node)
+            continue
+        understood_in_row += 1  # j=1: nothing to learn here; back to the node, pick again
+        if step.node_id == node:
+            obs = after
+            continue
+        back = await return_to(session, tracker, node, after)
+        if not back.ok:
+            return _last(back.steps, step.node_id, after)
+        obs = back.observation
+    return node, obs
+
+
+async def verify_node(engine: Engine, session: BrowserSession, node: str, obs: Observation) -> tuple[str, Observation]:
+    """Predict N random actions at the node and check them: all right -> `full`, else `partial`."""
+    tracker, graph = engine.tracker, engine.tracker.graph
+    elements = usable_elements(obs, engine.site)
+    sample = engine.rng.sample(elements, min(engine.cfg.verify_actions, len(elements)))
+    all_right = True
+    for element in sample:
+        if engine.budget.exhausted():
+            return node, obs
+        selection = Selection(action=action_for(element, engine.rng), reasoning="verification: a random action")
+        prediction = await engine.call(
+            predict, engine.model, obs, selection.action, element, selection.reasoning, engine.stats
+        )
+        outcome, after = await tracker.execute(session, selection.action, obs)
+        transition = diff(obs, after, outcome)
+        verdict = engine.judge(prediction, transition, selection.action)
+        all_right &= verdict.correct
+        records = engine.record(node, obs, selection, prediction, transition, verdict)
+        step = tracker.commit(
+            selection.action, outcome, after, node, kind="verify", verdict=verdict.correct, records=records
+        )
+        if step.node_id != node:
+            back = await return_to(session, tracker, node, after)
+            if not back.ok:
+                graph.mark(node, "verified" if all_right else "refuted")
+                tracker.store.put_nodes([graph.node(node)])
+                return _last(back.steps, step.node_id, after)
+            obs = back.observation
+        else:
+            obs = after
+    tracker.store.put_nodes([graph.mark(node, "verified" if all_right else "refuted")])
+    return node, obs
