@@ -119,13 +119,21 @@ class LocalModel:
     # -- generation -----------------------------------------------------------------------------------------------
 
     def prompt_text(self, messages: Sequence[Message], n_images: int = 0) -> str:
-        """The exact text the model reads for a conversation, ending with the assistant's turn opening."""
+        """The exact text the model reads for a conversation, ending with the assistant's turn opening.
+
+        A final assistant message is a prefill: the model continues it (its text is not repeated in the answer).
+        """
+        prefill = bool(messages) and messages[-1]["role"] == "assistant"
         if not self.is_vlm:
-            return self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+            return self.tokenizer.apply_chat_template(
+                list(messages), add_generation_prompt=not prefill, continue_final_message=prefill, tokenize=False
+            )
         parts = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]} for m in messages]
         last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
         parts[last_user]["content"][:0] = [{"type": "image"}] * n_images
-        return self.processor.apply_chat_template(parts, add_generation_prompt=True, tokenize=False)
+        return self.processor.apply_chat_template(
+            parts, add_generation_prompt=not prefill, continue_final_message=prefill, tokenize=False
+        )
 
     def generate(
         self,

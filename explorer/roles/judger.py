@@ -69,7 +69,8 @@ def rule_verdict(
         truths = [transition.title_after, *transition.headings_after[:1]]
         score = max([_overlap(guess, t) for t in truths] + [similarity(guess, t) for t in truths if t])
         return verdict(score >= title_threshold, score, f"title match {score:.2f} against {transition.title_after!r}")
-    nothing_changed = not (transition.added or transition.removed or transition.changed or transition.dialog)
+    t = transition
+    nothing_changed = not (t.added or t.removed or t.changed or t.texts_added or t.texts_removed or t.dialog)
     if nothing_changed or _NOTHING.search(prediction.change):
         both = nothing_changed and bool(_NOTHING.search(prediction.change) or not prediction.change.strip())
         return verdict(

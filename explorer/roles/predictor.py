@@ -12,7 +12,7 @@ from explorer.roles.prompts import messages
 from explorer.roles.stats import RoleStats
 
 MAX_TOKENS = 60
-_OUTCOME = re.compile(r"OUTCOME\s*[:=]\s*(.+)", re.IGNORECASE)
+_OUTCOME = re.compile(r"OUTCOME\s*[:=][ \t]*(.*?)[ \t]*(?:\n|REASON\s*[:=]|$)", re.IGNORECASE)
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
 _NAVIGATES = re.compile(r'Navigates to\s+"([^"]*)"(?:\s*\(([^)]*)\))?', re.IGNORECASE)
 _NAV_WORDS = re.compile(
@@ -22,6 +22,11 @@ _NAV_WORDS = re.compile(
 )
 _QUOTED = re.compile(r'"([^"]{2,80})"')
 FALLBACK_CHANGE = "Nothing visible changes."
+PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
+
+
+def _prefill() -> dict[str, str]:
+    return {"role": "assistant", "content": PREFILL}
 
 
 def predictor_messages(obs: Observation, action: Action, target: Element | None, selector_reasoning: str):
@@ -38,13 +43,10 @@ def predictor_messages(obs: Observation, action: Action, target: Element | None,
 def parse_prediction(text: str) -> Prediction | None:
     """A Prediction from `OUTCOME: ...` / `REASON: ...` (or from free text); None when nothing usable."""
     text = text.strip()
-    if not text:
-        return None
-    outcome_m, reason_m = _OUTCOME.search(text), _REASON.search(text)
-    outcome = (outcome_m.group(1) if outcome_m else text.split("\n")[0]).strip()[:400]
+    labelled = _OUTCOME.search(text)
+    outcome = (labelled.group(1) if labelled else text.split("\n")[0]).strip()[:400]
+    reason_m = _REASON.search(text)
     reason = reason_m.group(1).strip()[:300] if reason_m else ""
-    if outcome_m is None and reason_m is not None and outcome.upper().startswith("REASON"):
-        return None
     if not re.search(r"[A-Za-z]{3}", outcome):
         return None
     nav = _NAVIGATES.search(outcome)
@@ -77,7 +79,10 @@ def predict(
     stats = stats or RoleStats()
     stats.calls["predictor"] += 1
     msgs = predictor_messages(obs, action, target, selector_reasoning)
-    raw = model.generate(msgs, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter).text
+    raw = (
+        PREFILL
+        + model.generate([*msgs, _prefill()], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter).text
+    )
     prediction = parse_prediction(raw)
     if prediction is None:
         stats.repairs["predictor"] += 1
