@@ -47,7 +47,7 @@ def parse_prediction(text: str) -> Prediction | None:
     outcome = (labelled.group(1) if labelled else text.split("\n")[0]).strip()[:400]
     reason_m = _REASON.search(text)
     reason = reason_m.group(1).strip()[:300] if reason_m else ""
-    if not re.search(r"[A-Za-z]{3}", outcome):
+    if not re.search(r"[A-Za-z]{3}", outcome) or (not labelled and _REASON.match(outcome)):
         return None
     nav = _NAVIGATES.search(outcome)
     if nav:
@@ -88,7 +88,12 @@ def predict(
         stats.repairs["predictor"] += 1
         ask = "Answer with one line starting OUTCOME: and then one line starting REASON:"
         repair = [*msgs, {"role": "assistant", "content": raw}, {"role": "user", "content": ask}]
-        raw = model.generate(repair, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter).text
+        raw = (
+            PREFILL
+            + model.generate(
+                [*repair, _prefill()], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
+            ).text
+        )
         prediction = parse_prediction(raw)
     if prediction is None:
         stats.fallbacks["predictor"] += 1
