@@ -1,14 +1,21 @@
-"""Baseline exploration strategies that need no model: a uniform random walk (more come with the engine)."""
+"""Baseline strategies in the same engine (same tracker, dedup, store and budgets), for side-by-side numbers:
+a uniform random walk, a BFS crawler over links and buttons, and a novelty-greedy walk (untried elements
+first, rarest kind first, as in OS-Genesis's weighted walk). None of them needs a model."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter, deque
 
+from explorer.browser import BrowserSession
 from explorer.config import SiteConfig
+from explorer.novelty import rank_candidates, signature
 from explorer.records import Action, Element, Observation
+from explorer.returning import return_to
 from explorer.safety import forbidden_reason, in_scope
 
 _WORDS = ["shoes", "lamp", "red", "camera", "bike", "hello", "garden", "2", "music", "blue"]
+CLICKABLE = ("link", "button", "tab", "menuitem", "checkbox", "radio", "switch", "option")
 
 
 def usable_elements(obs: Observation, site: SiteConfig) -> list[Element]:
@@ -38,3 +45,78 @@ def random_step(obs: Observation, site: SiteConfig, rng: random.Random) -> Actio
     if not elements:
         return Action(kind="goto", url=site.start_url)
     return action_for(rng.choice(elements), rng)
+
+
+async def random_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:
+    """Uniform random walk until a budget ends."""
+    step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
+    while budget.exhausted() is None:
+        step = await tracker.act(session, random_step(step.observation, site, rng), step.observation, step.node_id)
+
+
+async def bfs_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:
+    """Breadth-first over (state, clickable element) pairs: return to the state, click, enqueue new states."""
+    step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
+    queue: deque[tuple[str, str]] = deque()
+
+    def enqueue(node: str, obs: Observation) -> None:
+        queue.extend((node, el.key) for el in usable_elements(obs, site) if el.role in CLICKABLE)
+
+    enqueue(step.node_id, step.observation)
+    node, obs = step.node_id, step.observation
+    while queue and budget.exhausted() is None:
+        target, key = queue.popleft()
+        if target != node:
+            back = await return_to(session, tracker, target, obs)
+            if back.steps:
+                node, obs = back.steps[-1].node_id, back.steps[-1].observation
+            if not back.ok:
+                continue
+            node, obs = target, back.observation
+        element = next((e for e in obs.elements if e.key == key), None)
+        if element is None:
+            continue
+        step = await tracker.act(session, Action.on(element), obs, node)
+        if step.new_node:
+            enqueue(step.node_id, step.observation)
+        node, obs = step.node_id, step.observation
+
+
+async def greedy_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:
+    """Novelty-greedy: an untried element of the rarest kind here; when none is left, the nearest state with one."""
+    graph = tracker.graph
+    kinds: Counter = Counter()
+    exhausted: set[str] = set()  # nodes whose untried elements are all unusable (forbidden, out of scope)
+    step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
+    node, obs = step.node_id, step.observation
+    while budget.exhausted() is None:
+        tried = set(graph.node(node).tried)
+        untried = [e for e in usable_elements(obs, site) if e.key not in tried]
+        if not untried:
+            exhausted.add(node)
+            target = _nearest_with_untried(graph, node, exhausted)
+            if target is None:
+                budget.stop("nothing left to try")
+                return
+            back = await return_to(session, tracker, target, obs)
+            if back.steps:
+                node, obs = back.steps[-1].node_id, back.steps[-1].observation
+            if back.ok:
+                node, obs = target, back.observation
+            continue
+        element = rank_candidates(untried, kinds, rng)[0]
+        kinds[signature(element)] += 1
+        step = await tracker.act(session, action_for(element, rng), obs, node)
+        node, obs = step.node_id, step.observation
+
+
+def _nearest_with_untried(graph, current: str, exhausted: set[str]) -> str | None:
+    """The reachable node closest to `current` that still has untried elements (fewest actions)."""
+    best = None
+    for n in graph.nodes():
+        if n.unreachable is not None or n.id in exhausted or not set(n.element_keys) - set(n.tried):
+            continue
+        cost = graph.return_cost(n.id)
+        if cost is not None and (best is None or cost < best[0]):
+            best = (cost, n.id)
+    return best[1] if best else None

@@ -20,9 +20,10 @@ from explorer.browser import BrowserSession
 from explorer.budget import Budget
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.models import ChatModel
+from explorer.novelty import rank_candidates, signature
 from explorer.records import Action, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
 from explorer.returning import return_to
-from explorer.roles import RoleStats, acted_name, predict, rank_candidates, rule_verdict, select, signature
+from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
 from explorer.tracker import StateTracker, Step
 from explorer.transition import diff, outcome_reasoning
 

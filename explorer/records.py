@@ -160,6 +160,7 @@ class Node(BaseModel):
     status: NodeStatus = "unexplored"
     visits: int = 0
     tried: list[str] = Field(default_factory=list)  # element keys actuated here
+    element_keys: list[str] = Field(default_factory=list)  # keys of the elements seen when first observed
     depth: int = 0
     addressable: bool | None = None  # does loading the URL alone reproduce the state? None: not known yet
     unreachable: str | None = None  # why return-to-node gave up on it

@@ -155,6 +155,7 @@ class StateTracker:
             raw_url=obs.url,
             title=obs.title,
             screenshot=digest,
+            element_keys=[e.key for e in obs.elements],
             visits=1,
             depth=depth,
             addressable=addressable,

@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("explore", help="explore a site into a crash-safe run folder")
     exp.add_argument("target", help="a start URL or a site config (.toml/.yaml)")
-    exp.add_argument("--strategy", choices=["scale", "random"], default="scale")
+    exp.add_argument("--strategy", choices=["scale", "random", "bfs", "greedy"], default="scale")
     exp.add_argument("--hops", type=int, default=60, help="outer-loop hops (SCALE-Hop)")
     exp.add_argument("--steps", type=int, help="browser actions in total (resumed runs included)")
     exp.add_argument("--steps-per-hop", type=int, default=25, help="K: inner-loop steps at one node")

@@ -8,13 +8,12 @@ import time
 import uuid
 from pathlib import Path
 
-from explorer.baselines import random_step
+from explorer.baselines import bfs_worker, greedy_worker, random_worker
 from explorer.browser import Chromium
 from explorer.budget import Budget
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.loop import Engine, run_worker
 from explorer.models import ModelConfig
-from explorer.records import Action
 from explorer.store import RunStore, resume
 from explorer.tracker import StateTracker
 
@@ -38,12 +37,6 @@ def open_run(
         store, graph, delta=cfg.delta, ignore_params=site.ignore_params, keep_fragment=site.keep_fragment
     )
     return store, tracker
-
-
-async def _random_worker(site: SiteConfig, tracker: StateTracker, budget: Budget, session, rng: random.Random) -> None:
-    step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
-    while budget.exhausted() is None:
-        step = await tracker.act(session, random_step(step.observation, site, rng), step.observation, step.node_id)
 
 
 async def run_exploration(
@@ -73,7 +66,8 @@ async def run_exploration(
                 engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng)
                 workers = [run_worker(engine, s) for s in sessions]
             else:
-                workers = [_random_worker(site, tracker, budget, s, rng) for s in sessions]
+                worker = {"random": random_worker, "bfs": bfs_worker, "greedy": greedy_worker}[cfg.strategy]
+                workers = [worker(site, tracker, budget, s, rng) for s in sessions]
             try:
                 await asyncio.gather(*workers)
             except asyncio.CancelledError:

@@ -1,9 +1,10 @@
 """The three roles, one model: Selector, Predictor, Judger. Each builds messages from a prompt file and parses
 the answer into a typed record, with a bounded repair and a recorded fallback instead of a crash."""
 
+from explorer.novelty import rank_candidates, signature
 from explorer.roles.judger import RULE_JUDGE, acted_name, llm_verdict, rule_verdict
 from explorer.roles.predictor import parse_prediction, predict, predictor_messages
-from explorer.roles.selector import parse_selection, rank_candidates, select, selector_messages, signature
+from explorer.roles.selector import parse_selection, select, selector_messages
 from explorer.roles.stats import RoleStats
 
 __all__ = [

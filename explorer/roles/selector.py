@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections import Counter
 
 from explorer.baselines import action_for
 from explorer.models import ChatModel
@@ -21,18 +20,6 @@ MAX_CANDIDATES = 8
 MAX_TOKENS = 40
 _MARK = re.compile(r"MARK\s*[:=]?\s*\[?(\d+)", re.IGNORECASE)
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
-
-
-def signature(el: Element) -> str:
-    """What makes two elements "the same kind" across pages: role and digit-folded name."""
-    return f"{el.role}:{re.sub(r'[0-9]+', '#', el.name.lower())}"
-
-
-def rank_candidates(elements: list[Element], tried_kinds: Counter, rng: random.Random) -> list[Element]:
-    """Rarest kind first (ties in random order)."""
-    shuffled = list(elements)
-    rng.shuffle(shuffled)
-    return sorted(shuffled, key=lambda el: tried_kinds[signature(el)])
 
 
 def selector_messages(obs: Observation, candidates: list[Element], tried: list[str]):
