@@ -1,0 +1,57 @@
+"""The exploration engine on a bundled site: a short SCALE run with the embedded model, and the baselines."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.config import BrowserConfig, ExploreConfig
+from explorer.records import ExploreRecord
+from explorer.store import resume
+from flows.explore import run_exploration
+
+
+@pytest.fixture(scope="module")
+async def scale_run(site_config, tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    cfg = ExploreConfig(max_steps=14, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=1)
+    summary = await run_exploration(site_config("forum"), cfg, BrowserConfig(), runs_dir=runs, run_id="scale")
+    store, graph = resume(runs / "scale")
+    yield summary, store, graph
+    store.close()
+
+
+async def test_scale_run_stops_on_its_step_budget(scale_run):
+    summary, store, graph = scale_run
+    assert summary["stopped_by"] == "steps" and summary["steps"] == store.last_step() + 1 >= 14
+    assert summary["states"] == len(graph.g) > 1
+    assert summary["failures"] == store.count_records("explore")
+
+
+async def test_failure_records_hold_the_full_explore_record(scale_run):
+    _, store, graph = scale_run
+    failures = store.records("explore")
+    assert failures, "the base model should mispredict something in 14 steps"
+    for row in failures:
+        rec = ExploreRecord.model_validate(row["payload"])
+        assert not rec.verdict.correct and rec.verdict.judge == "rule-v1"
+        assert rec.observation_text.startswith("Page: ") and rec.action.element_key
+        assert rec.selector_reasoning and rec.outcome_reasoning and rec.transition.description
+        assert rec.node_from == row["node_from"] and rec.node_to == row["node_to"]
+        assert rec.node_from in graph.g and rec.node_to in graph.g
+        assert store.blob_path(rec.screenshot).exists() and store.blob_path(rec.som_screenshot).exists()
+        assert rec.model_id == "smollm2-135m" and rec.step == row["step"]
+
+
+async def test_nodes_are_tried_and_the_explorer_moves_between_them(scale_run):
+    _, store, graph = scale_run
+    statuses = {n.status for n in graph.nodes()}
+    assert "partial" in statuses or "full" in statuses
+    kinds = [row[0] for row in store._conn.execute("SELECT json_extract(outcome, '$.kind') FROM steps")]
+    assert kinds[0] == "start" and kinds.count("explore") + kinds.count("verify") >= 5
+
+
+@pytest.mark.parametrize("strategy", ["random", "bfs", "greedy"])
+async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
+    cfg = ExploreConfig(strategy=strategy, max_steps=12, seed=0)
+    summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id=strategy)
+    assert summary["steps"] == 12 and summary["states"] >= 3 and summary["failures"] == 0
