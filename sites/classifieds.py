@@ -150,7 +150,15 @@ class ClassifiedsSite(Site):
         x = self._listing(req.arg("l"))
         if x is None:
             return self.not_found(req, "Nothing to share.")
-        return self.render(req, "classifieds/share.html", x=x)
+        return self.render(
+            req,
+            "share.html",
+            name=x.title,
+            heading="Share this ad",
+            picture=x.photo(uid="s"),
+            price="Free" if x.price == 0 else money(x.price),
+            link=f"/l/{x.id}",
+        )
 
     # -- actions -----------------------------------------------------------------------------
     def contact(self, req: Request) -> Response:

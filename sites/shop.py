@@ -243,7 +243,15 @@ class ShopSite(Site):
         p = self._product(req.arg("p"))
         if p is None:
             return self.not_found(req, "Nothing to share.")
-        return self.render(req, "shop/share.html", p=p)
+        return self.render(
+            req,
+            "share.html",
+            name=p.name,
+            heading=f"Share “{p.name}”",
+            picture=p.image(uid="s"),
+            price=money(p.price),
+            link=f"/p/{p.id}",
+        )
 
     def chat(self, req: Request) -> Response:
         """The live-chat widget embedded in an iframe on the home page."""
