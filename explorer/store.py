@@ -229,6 +229,12 @@ class RunStore:
             raise ValueError(f"unknown table {table!r}")
         return self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Rows of a read-only query, for analysis (metrics, reports, tests)."""
+        if not sql.lstrip().upper().startswith("SELECT"):
+            raise ValueError("rows() runs SELECT queries only")
+        return self._conn.execute(sql, params).fetchall()
+
     def count_records(self, kind: str) -> int:
         """Records of one kind (e.g. "explore": the failure samples)."""
         return self._conn.execute("SELECT COUNT(*) FROM records WHERE kind = ?", (kind,)).fetchone()[0]

@@ -13,6 +13,7 @@ from explorer.browser import Chromium
 from explorer.budget import Budget
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.loop import Engine, run_worker
+from explorer.metrics import write_metrics
 from explorer.models import ModelConfig
 from explorer.store import RunStore, resume
 from explorer.tracker import StateTracker
@@ -59,6 +60,7 @@ async def run_exploration(
         model = load_model(model_config or ModelConfig())
         similarity = Embedder().similarity
     budget = Budget(cfg, tracker, model)
+    engine = None
     try:
         async with await Chromium.launch(browser, site.allowed_origins) as chromium:
             sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
@@ -75,17 +77,11 @@ async def run_exploration(
             for session in sessions:
                 await session.close()
     finally:
-        summary = {
-            "run_id": store.dir.name,
-            "run_dir": str(store.dir),
-            "strategy": cfg.strategy,
-            "steps": tracker.next_step,
-            "states": len(tracker.graph.g),
-            "urls": len({n.url for n in tracker.graph.nodes()}),
-            "failures": store.count_records("explore"),
-            "records": store.count("records"),
-            "stopped_by": budget.exhausted(),
-            "seconds": round(budget.seconds(), 2),
-        }
+        meta = store.meta()
+        store.set_meta("tokens", meta.get("tokens", 0) + budget.tokens())
+        store.set_meta("seconds", meta.get("seconds", 0.0) + budget.seconds())
+        if engine is not None:
+            store.set_meta("roles", engine.stats.report())
+        summary = write_metrics(store, tracker.graph) | {"stopped_by": budget.exhausted()}
         store.close()
     return summary

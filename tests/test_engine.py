@@ -25,6 +25,13 @@ async def test_scale_run_stops_on_its_step_budget(scale_run):
     assert summary["stopped_by"] == "steps" and summary["steps"] == store.last_step() + 1 >= 14
     assert summary["states"] == len(graph.g) > 1
     assert summary["failures"] == store.count_records("explore")
+    fields = ["run_id", "run_dir", "strategy", "steps", "states", "urls", "states_merged", "same_url_states"]
+    fields += ["elements_tried", "failures", "records", "tokens", "seconds", "errors"]
+    assert set(fields) <= set(summary)
+    assert summary["states_merged"] <= summary["states"] and summary["tokens"] > 0
+    curves = __import__("json").loads((store.dir / "metrics.json").read_text())["curves"]
+    assert len(curves["states"]) == summary["steps"] and curves["states"][-1] == summary["states"]
+    assert curves["failures"][-1] == summary["failures"]
 
 
 async def test_failure_records_hold_the_full_explore_record(scale_run):
@@ -46,7 +53,7 @@ async def test_nodes_are_tried_and_the_explorer_moves_between_them(scale_run):
     _, store, graph = scale_run
     statuses = {n.status for n in graph.nodes()}
     assert "partial" in statuses or "full" in statuses
-    kinds = [row[0] for row in store._conn.execute("SELECT json_extract(outcome, '$.kind') FROM steps")]
+    kinds = [row[0] for row in store.rows("SELECT json_extract(outcome, '$.kind') FROM steps ORDER BY step")]
     assert kinds[0] == "start" and kinds.count("explore") + kinds.count("verify") >= 5
 
 
