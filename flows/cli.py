@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scalehop: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("scalehop: interrupted", file=sys.stderr)
+        print("scalehop: interrupted; committed steps are saved (continue a run with --resume RUN)", file=sys.stderr)
         return 130
 
 

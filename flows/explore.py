@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -40,6 +41,19 @@ def open_run(
     return store, tracker
 
 
+async def _progress(cfg: ExploreConfig, tracker: StateTracker, budget: Budget) -> None:
+    """A live progress line on stderr: steps, states, failures, tokens."""
+    total = f"/{cfg.max_steps}" if cfg.max_steps else ""
+    while True:
+        failures = tracker.store.count_records("explore")
+        sys.stderr.write(
+            f"\r{cfg.strategy}: step {tracker.next_step}{total}  states {len(tracker.graph.g)}"
+            f"  failures {failures}  tokens {budget.tokens()}  {budget.seconds():.0f}s "
+        )
+        sys.stderr.flush()
+        await asyncio.sleep(1)
+
+
 async def run_exploration(
     site: SiteConfig,
     cfg: ExploreConfig,
@@ -70,10 +84,15 @@ async def run_exploration(
             else:
                 worker = {"random": random_worker, "bfs": bfs_worker, "greedy": greedy_worker}[cfg.strategy]
                 workers = [worker(site, tracker, budget, s, rng) for s in sessions]
+            progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
             try:
                 await asyncio.gather(*workers)
             except asyncio.CancelledError:
                 budget.stop("interrupted")
+            finally:
+                if progress is not None:
+                    progress.cancel()
+                    sys.stderr.write("\n")
             for session in sessions:
                 await session.close()
     finally:
