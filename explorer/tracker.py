@@ -6,6 +6,8 @@ the baselines and return-to-node. One step = one browser action = one transactio
 
 from __future__ import annotations
 
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -48,6 +50,7 @@ class StateTracker:
         for node in graph.nodes():
             self.index.add(node.id, node.url, thumbnail(store.blob(node.screenshot)))
         self.next_step = store.last_step() + 1
+        self.timings: Counter = Counter()  # seconds spent per part: act, observe, dedup, graph, store
 
     def normalize(self, url: str) -> str:
         """The run's normalized form of a URL."""
@@ -61,9 +64,14 @@ class StateTracker:
         self, session: BrowserSession, action: Action, obs: Observation | None
     ) -> tuple[ActionOutcome, Observation]:
         """Run `action` and observe the result; an unobservable page sends the browser back to the start."""
+        t0 = time.perf_counter()
         outcome = await session.act(action, obs)
+        t1 = time.perf_counter()
+        self.timings["act"] += t1 - t0
         try:
-            return outcome, await session.observe()
+            after = await session.observe()
+            self.timings["observe"] += time.perf_counter() - t1
+            return outcome, after
         except ObserveError as exc:  # go back to the start page; if even that fails, the site is down
             restart = await session.act(Action(kind="goto", url=session.site.start_url))
             try:
@@ -103,8 +111,11 @@ class StateTracker:
 
         `records` may be a function of the id of the node reached, for records that name it.
         """
+        t0 = time.perf_counter()
         url, thumb = self.normalize(after.url), thumbnail(after.screenshot)
         match = self.index.identify(url, thumb)
+        t1 = time.perf_counter()
+        self.timings["dedup"] += t1 - t0
         new = match.node_id is None
         if new:
             node = self._new_node(after, url, action, outcome, node_from)
@@ -122,6 +133,8 @@ class StateTracker:
         if node_from is not None and action.kind not in _NO_EDGE and outcome.ok:
             edge = self.graph.add_edge(node_from, node.id, action, verdict)
         step_no = self.next_step
+        t2 = time.perf_counter()
+        self.timings["graph"] += t2 - t1
         with self.store.step(step_no) as tx:
             for n in touched:
                 tx.node(n)
@@ -134,6 +147,7 @@ class StateTracker:
             pending = records(node.id) if callable(records) else records
             ids = [tx.record(rec_kind, rec, node_from, node.id) for rec_kind, rec in pending]
         self.next_step += 1
+        self.timings["store"] += time.perf_counter() - t2
         if new:
             self.index.add(node.id, url, thumb)
         return Step(step_no, action, outcome, after, node.id, new, match, ids)

@@ -99,6 +99,10 @@ async def run_exploration(
         meta = store.meta()
         store.set_meta("tokens", meta.get("tokens", 0) + budget.tokens())
         store.set_meta("seconds", meta.get("seconds", 0.0) + budget.seconds())
+        timings = dict(tracker.timings)
+        if model is not None:
+            timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0)
+        store.set_meta("timings", {k: meta.get("timings", {}).get(k, 0.0) + v for k, v in timings.items()})
         if engine is not None:
             store.set_meta("roles", engine.stats.report())
         summary = write_metrics(store, tracker.graph) | {"stopped_by": budget.exhausted()}

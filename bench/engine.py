@@ -1,0 +1,68 @@
+"""Engine throughput and overhead on the bundled shop.
+
+1. Steps per second with 1, 2 and 4 browser contexts sharing one graph and store (random walk: no model,
+   so this measures the browser side), side by side in one run.
+2. Where a SCALE step's time goes (embedded model, 1 context): the model calls against everything else
+   (act, observe, dedup, graph, store), as shares of the step time.
+
+Usage: bench/engine.py [STEPS] (default 40).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from bench.common import print_table  # noqa: E402
+from explorer import BrowserConfig, SiteConfig  # noqa: E402
+from explorer.config import ExploreConfig  # noqa: E402
+from flows.explore import run_exploration  # noqa: E402
+from sites import serve_sites  # noqa: E402
+
+PARTS = ("act", "observe", "dedup", "graph", "store", "model")
+
+
+def timings(run_dir: str) -> dict[str, float]:
+    conn = sqlite3.connect(Path(run_dir) / "run.sqlite")
+    value = conn.execute("SELECT value FROM meta WHERE key = 'timings'").fetchone()[0]
+    conn.close()
+    return __import__("json").loads(value)
+
+
+async def main(steps: int) -> None:
+    servers = serve_sites(port=0, slow_seconds=3)
+    url = servers.urls["shop"]
+    site = SiteConfig(name="shop", start_url=url, reset_url=url + "__reset", timeouts={"navigation_ms": 5000})
+    rows, base = [], None
+    try:
+        with tempfile.TemporaryDirectory() as runs:
+            for contexts in (1, 2, 4):
+                cfg = ExploreConfig(strategy="random", max_steps=steps, contexts=contexts, seed=0)
+                r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id=f"random-{contexts}")
+                rate = r["steps"] / r["seconds"]
+                base = base or rate
+                rows.append([contexts, r["steps"], f"{r['seconds']:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
+            cfg = ExploreConfig(strategy="scale", max_steps=steps // 2, seed=0)
+            r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id="scale")
+            parts = timings(r["run_dir"])
+    finally:
+        servers.stop()
+    print("1. random walk on shop: steps/s by browser contexts")
+    print_table(["contexts", "steps", "seconds", "steps/s", "vs 1 context"], rows)
+    total = r["seconds"]
+    print(f"\n2. SCALE on shop, {r['steps']} steps in {total:.1f} s ({total / r['steps']:.2f} s/step): time by part")
+    share = [[p, f"{parts.get(p, 0.0):.1f}", f"{parts.get(p, 0.0) / total:.1%}"] for p in PARTS]
+    outside = sum(parts.get(p, 0.0) for p in ("observe", "dedup", "graph", "store"))
+    share.append(["observe+dedup+graph+store", f"{outside:.1f}", f"{outside / total:.1%}"])
+    print_table(["part", "seconds", "share of run"], share)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 40))
