@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from explorer.config import BrowserConfig, ExploreConfig
@@ -29,7 +32,7 @@ async def test_scale_run_stops_on_its_step_budget(scale_run):
     fields += ["elements_tried", "failures", "records", "tokens", "seconds", "errors"]
     assert set(fields) <= set(summary)
     assert summary["states_merged"] <= summary["states"] and summary["tokens"] > 0
-    curves = __import__("json").loads((store.dir / "metrics.json").read_text())["curves"]
+    curves = json.loads((store.dir / "metrics.json").read_text())["curves"]
     assert len(curves["states"]) == summary["steps"] and curves["states"][-1] == summary["states"]
     assert curves["failures"][-1] == summary["failures"]
 
@@ -62,3 +65,59 @@ async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
     cfg = ExploreConfig(strategy=strategy, max_steps=12, seed=0)
     summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id=strategy)
     assert summary["steps"] == 12 and summary["states"] >= 3 and summary["failures"] == 0
+
+
+def test_killed_scale_run_resumes_without_loss(site_urls, tmp_path):
+    """SIGKILL a SCALE exploration (embedded model) mid-run; the resumed run keeps every committed row."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    base = [
+        sys.executable,
+        "-m",
+        "flows.cli",
+        "explore",
+        site_urls["forum"],
+        "--runs-dir",
+        str(tmp_path),
+        "--seed",
+        "2",
+    ]
+    db = tmp_path / "k" / "run.sqlite"
+
+    def rows(table: str) -> list[tuple]:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+        finally:
+            conn.close()
+
+    child = subprocess.Popen([*base, "--run-id", "k", "--steps", "200"], cwd=root, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (db.exists() and len(rows("records")) >= 2):
+        assert child.poll() is None, child.stderr.read()
+        time.sleep(0.5)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    before = {t: rows(t) for t in ("steps", "records", "events")}  # insert-only tables
+    n = len(before["steps"])
+    assert [r[0] for r in before["steps"]] == list(range(n)) and len(before["records"]) >= 2
+
+    more = subprocess.run(
+        [*base, "--resume", "k", "--steps", str(n + 4), "--json"], cwd=root, capture_output=True, text=True, timeout=600
+    )
+    assert more.returncode == 0, more.stderr
+    summary = json.loads(more.stdout.strip().splitlines()[-1])
+    assert summary["steps"] == n + 4
+    after = {t: rows(t) for t in before}
+    assert [r[0] for r in after["steps"]] == list(range(n + 4))
+    for table, old in before.items():
+        assert after[table][: len(old)] == old  # committed rows survive the resume unchanged
+    assert {r[0] for r in rows("nodes")} >= {r[2] for r in before["steps"]}  # every reached node is kept
+    record_ids = [r[0] for r in after["records"]]
+    assert len(record_ids) == len(set(record_ids))  # nothing written twice

@@ -8,7 +8,7 @@ import re
 from explorer.models import ChatModel
 from explorer.records import Action, Element, Observation, Prediction
 from explorer.roles.context import neighbourhood, page_summary
-from explorer.roles.prompts import messages
+from explorer.roles.prompts import messages, prefill
 from explorer.roles.stats import RoleStats
 
 MAX_TOKENS = 60
@@ -23,10 +23,6 @@ _NAV_WORDS = re.compile(
 _QUOTED = re.compile(r'"([^"]{2,80})"')
 FALLBACK_CHANGE = "Nothing visible changes."
 PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
-
-
-def _prefill() -> dict[str, str]:
-    return {"role": "assistant", "content": PREFILL}
 
 
 def predictor_messages(obs: Observation, action: Action, target: Element | None, selector_reasoning: str):
@@ -81,7 +77,9 @@ def predict(
     msgs = predictor_messages(obs, action, target, selector_reasoning)
     raw = (
         PREFILL
-        + model.generate([*msgs, _prefill()], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter).text
+        + model.generate(
+            [*msgs, prefill(PREFILL)], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
+        ).text
     )
     prediction = parse_prediction(raw)
     if prediction is None:
@@ -91,7 +89,7 @@ def predict(
         raw = (
             PREFILL
             + model.generate(
-                [*repair, _prefill()], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
+                [*repair, prefill(PREFILL)], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
             ).text
         )
         prediction = parse_prediction(raw)

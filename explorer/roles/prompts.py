@@ -20,3 +20,8 @@ def messages(role: str, **fields: str) -> list[Message]:
     """The chat messages of a role with its fields filled in."""
     system, user = template(role)
     return [{"role": "system", "content": system}, {"role": "user", "content": user.format(**fields)}]
+
+
+def prefill(text: str) -> Message:
+    """A final assistant message that starts the answer: the model continues it, keeping the format."""
+    return {"role": "assistant", "content": text}

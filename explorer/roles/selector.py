@@ -13,11 +13,14 @@ from explorer.baselines import action_for
 from explorer.models import ChatModel
 from explorer.records import Element, Observation, Selection
 from explorer.roles.context import element_line, page_summary
-from explorer.roles.prompts import messages
+from explorer.roles.prompts import messages, prefill
 from explorer.roles.stats import RoleStats
 
 MAX_CANDIDATES = 8
 MAX_TOKENS = 40
+PREFILL = "MARK:"  # the answer is started for the model, which then names a number
+
+
 _MARK = re.compile(r"MARK\s*[:=]?\s*\[?(\d+)", re.IGNORECASE)
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
 
@@ -57,17 +60,14 @@ def select(
     shown = candidates[:MAX_CANDIDATES]
     stats.calls["selector"] += 1
     msgs = selector_messages(obs, shown, tried)
-    raw = model.generate(msgs, max_tokens=MAX_TOKENS, role="selector").text
+    raw = PREFILL + model.generate([*msgs, prefill(PREFILL)], max_tokens=MAX_TOKENS, role="selector").text
     picked = parse_selection(raw, shown)
     if picked is None:
         stats.repairs["selector"] += 1
         marks = ", ".join(str(el.mark) for el in shown)
-        repair = [
-            *msgs,
-            {"role": "assistant", "content": raw},
-            {"role": "user", "content": f"Answer MARK: one of {marks}"},
-        ]
-        raw = model.generate(repair, max_tokens=MAX_TOKENS, role="selector").text
+        ask = {"role": "user", "content": f"Answer MARK: one of {marks}"}
+        repair = [*msgs, {"role": "assistant", "content": raw}, ask, prefill(PREFILL)]
+        raw = PREFILL + model.generate(repair, max_tokens=MAX_TOKENS, role="selector").text
         picked = parse_selection(raw, shown)
     if picked is None:
         stats.fallbacks["selector"] += 1
