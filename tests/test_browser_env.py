@@ -200,3 +200,32 @@ async def test_reset_endpoint_restores_state(open_session, site_urls):
     await session.reset()
     obs = await session.observe()
     assert any(e.name == "Cart (0)" for e in obs.elements)
+
+
+async def test_login_steps_use_env_secrets_that_never_reach_records(chromium, site_config, site_urls, monkeypatch):
+    monkeypatch.setenv("SHOP_TEST_PASSWORD", "demo")
+    login = [
+        {"action": "goto", "url": site_urls["shop"] + "login"},
+        {"action": "fill", "selector": "input[name=username]", "value": "demo"},
+        {"action": "fill", "selector": "input[name=password]", "value": "${SHOP_TEST_PASSWORD}"},
+        {"action": "click", "selector": "form[action=\"/login\"] button[type=submit]"},
+        {"action": "goto", "url": site_urls["shop"]},
+    ]
+    session = await chromium.new_session(site_config("shop", login=login))
+    try:
+        await session.start()
+        obs = await session.observe()
+        assert any(e.name == "Log out" for e in obs.elements)  # logged in
+    finally:
+        await session.close()
+    # a failing step with a secret value: the error is recorded, the secret is not
+    monkeypatch.setenv("SHOP_TEST_PASSWORD", "s3cret-XYZ")
+    failing = [{"action": "fill", "selector": "#no-such-field", "value": "${SHOP_TEST_PASSWORD}"}]
+    session = await chromium.new_session(site_config("shop", login=failing, timeouts={"action_ms": 500}))
+    try:
+        await session.start()
+        recorded = "".join(e.model_dump_json() for e in session.events)
+        assert "login step fill #no-such-field failed" in recorded
+        assert "s3cret-XYZ" not in recorded
+    finally:
+        await session.close()

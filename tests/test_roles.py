@@ -98,13 +98,14 @@ async def test_roles_return_valid_records_with_the_embedded_model(open_session, 
 class JunkModel:
     """A test backend that answers fixed junk (allowed for this test only: it stands for a broken model)."""
 
-    model_id, adapter_id = "junk", None
+    model_id, adapter_id, sees_images = "junk", None, False
 
     def __init__(self, answers):
         self.answers, self.calls = list(answers), 0
 
     def generate(self, messages, images=None, **kw):
         self.calls += 1
+        self.images = images
         return Generation(self.answers[(self.calls - 1) % len(self.answers)], Usage(1, 1, 0.0), "stop")
 
 
@@ -173,3 +174,18 @@ def test_step_cli_runs_one_full_step(site_urls):
     assert report["selection"]["action"]["kind"] in ("click", "type", "select")
     assert report["transition"]["description"] and report["verdict"]["judge"] == "rule-v1"
     assert report["usage"]["predictor"]["calls"] >= 1
+
+
+async def test_a_vision_model_gets_the_set_of_mark_screenshot(open_session):
+    session = await open_session("shop")
+    obs = await session.observe()
+    seeing = JunkModel(["MARK: 1"])
+    seeing.sees_images = True
+    candidates = usable_elements(obs, session.site)
+    select(seeing, obs, candidates, [], random.Random(0))
+    assert seeing.images == [obs.som_screenshot]
+    predict(seeing, obs, Action.on(candidates[0]), candidates[0], "")
+    assert seeing.images == [obs.som_screenshot]
+    blind = JunkModel(["MARK: 1"])
+    select(blind, obs, candidates, [], random.Random(0))
+    assert blind.images is None

@@ -36,6 +36,7 @@ class ChatModel(Protocol):
 
     model_id: str
     adapter_id: str | None
+    sees_images: bool  # a vision-language model: the roles attach the Set-of-Mark screenshot
 
     def generate(
         self,

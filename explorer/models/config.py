@@ -30,6 +30,7 @@ class ModelConfig(BaseModel):
     batch_size: int = Field(8, gt=0)  # most prompts in one forward pass; longer batches are split
     max_new_tokens: int = Field(128, gt=0)  # the default `max_tokens` of a call
     # openai
+    vision: bool = False  # the served model takes images (the local backend detects this itself)
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key_env: str = "OPENAI_API_KEY"  # the name of the variable that holds the key, never the key itself
     timeout_s: float = Field(60.0, gt=0)

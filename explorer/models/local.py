@@ -63,6 +63,7 @@ class LocalModel:
             first = str(exc).strip().splitlines()[0]
             raise ModelError(f"cannot load model {config.model!r}: {first}") from None
         self.is_vlm = model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+        self.sees_images = self.is_vlm
         dtype = _dtype(config.dtype, self.device)
         if self.is_vlm:
             self.processor = AutoProcessor.from_pretrained(path)

@@ -38,6 +38,7 @@ class OpenAIModel:
         self.config = config
         self.model_id = config.model
         self.adapter_id = config.adapter
+        self.sees_images = config.vision
         self.url = f"{config.base_url}/chat/completions"
         self._meter = UsageMeter()
         self._slots = threading.BoundedSemaphore(config.concurrency)

@@ -75,10 +75,11 @@ def predict(
     stats = stats or RoleStats()
     stats.calls["predictor"] += 1
     msgs = predictor_messages(obs, action, target, selector_reasoning)
+    images = [obs.som_screenshot] if model.sees_images else None
     raw = (
         PREFILL
         + model.generate(
-            [*msgs, prefill(PREFILL)], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
+            [*msgs, prefill(PREFILL)], images, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
         ).text
     )
     prediction = parse_prediction(raw)
@@ -89,7 +90,7 @@ def predict(
         raw = (
             PREFILL
             + model.generate(
-                [*repair, prefill(PREFILL)], max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
+                [*repair, prefill(PREFILL)], images, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
             ).text
         )
         prediction = parse_prediction(raw)

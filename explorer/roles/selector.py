@@ -60,14 +60,15 @@ def select(
     shown = candidates[:MAX_CANDIDATES]
     stats.calls["selector"] += 1
     msgs = selector_messages(obs, shown, tried)
-    raw = PREFILL + model.generate([*msgs, prefill(PREFILL)], max_tokens=MAX_TOKENS, role="selector").text
+    images = [obs.som_screenshot] if model.sees_images else None
+    raw = PREFILL + model.generate([*msgs, prefill(PREFILL)], images, max_tokens=MAX_TOKENS, role="selector").text
     picked = parse_selection(raw, shown)
     if picked is None:
         stats.repairs["selector"] += 1
         marks = ", ".join(str(el.mark) for el in shown)
         ask = {"role": "user", "content": f"Answer MARK: one of {marks}"}
         repair = [*msgs, {"role": "assistant", "content": raw}, ask, prefill(PREFILL)]
-        raw = PREFILL + model.generate(repair, max_tokens=MAX_TOKENS, role="selector").text
+        raw = PREFILL + model.generate(repair, images, max_tokens=MAX_TOKENS, role="selector").text
         picked = parse_selection(raw, shown)
     if picked is None:
         stats.fallbacks["selector"] += 1
