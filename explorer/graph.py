@@ -167,9 +167,11 @@ class ExplorationGraph:
         """A plain DiGraph with scalar attributes (records flattened), for export and analysis."""
         out = nx.DiGraph()
         for node in self.nodes():
-            attrs = node.model_dump(mode="json")
-            attrs["tried"] = json.dumps(attrs["tried"])
-            out.add_node(node.id, **{k: ("" if v is None else v) for k, v in attrs.items() if k != "id"})
+            attrs = node.model_dump(mode="json", exclude={"id"})
+            scalar = {
+                k: json.dumps(v) if isinstance(v, list | dict) else ("" if v is None else v) for k, v in attrs.items()
+            }
+            out.add_node(node.id, **scalar)
         for _, _, data in self.g.edges(data=True):
             edges = list(data["actions"].values())
             first = edges[0]
