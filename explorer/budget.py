@@ -19,9 +19,13 @@ class Budget:
         self.started = time.monotonic()
         self.hops = 0
         self.stopped: str | None = None  # set by stop(), e.g. on Ctrl-C
+        self._tokens_at_start = self._model_tokens()
 
     def tokens(self) -> int:
-        """Model tokens in and out so far in this process."""
+        """Model tokens in and out since this budget started (the model may be shared with other runs)."""
+        return self._model_tokens() - self._tokens_at_start
+
+    def _model_tokens(self) -> int:
         if self.model is None:
             return 0
         total = self.model.usage_report().get("total", {})

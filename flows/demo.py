@@ -1,7 +1,7 @@
-"""`scalehop demo`: serve the bundled sites and run the browser environment over each of them.
+"""`scalehop demo`: serve the bundled sites, walk each with the browser environment, then explore each with
+SCALE-Hop and the embedded model on a short budget, printing what happened and where it went.
 
-For now the demo observes each site's start page and takes a short seeded walk of clicks, printing
-what the browser sees. Later stages (exploration, datasets, training, report) plug in here.
+Later stages (datasets, training, report) plug in here.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import random
 from pathlib import Path
 
 from explorer.browser import Chromium
-from explorer.config import BrowserConfig, SiteConfig
+from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.observe import save_observation
 from explorer.records import Action
+from flows.explore import run_exploration
 from sites import serve_sites
 
 
@@ -58,25 +59,34 @@ async def walk_site(chromium: Chromium, site: SiteConfig, out: Path, steps: int,
     }
 
 
-async def _demo(out: Path, browser: BrowserConfig, steps: int) -> list[dict]:
+async def _demo(out: Path, browser: BrowserConfig, steps: int) -> tuple[list[dict], list[dict]]:
     servers = serve_sites(port=0, slow_seconds=5)
     try:
         sites = bundled_site_configs(servers.urls)
         origins = [o for s in sites for o in s.allowed_origins]
         async with await Chromium.launch(browser, origins) as chromium:
-            return [await walk_site(chromium, s, out / "observe", steps, seed=i) for i, s in enumerate(sites)]
+            walks = [await walk_site(chromium, s, out / "observe", steps, seed=i) for i, s in enumerate(sites)]
+        print("\nSCALE-Hop exploration with the embedded model (a short budget per site)")
+        cfg = ExploreConfig(max_steps=steps, steps_per_hop=4, stall_steps=2, verify_actions=1)
+        runs = [await run_exploration(site, cfg, browser, runs_dir=out / "runs") for site in sites]
+        return walks, runs
     finally:
         servers.stop()
+
+
+def _table(rows: list[dict], cols: list[str]) -> None:
+    print("\n" + "  ".join(f"{c:>15s}" for c in cols))
+    for row in rows:
+        print("  ".join(f"{row[c]!s:>15s}" for c in cols))
 
 
 def run_demo(out: str | Path = "runs/demo", browser: BrowserConfig | None = None, steps: int = 8) -> list[dict]:
     """Run the demo and print a summary table; returns its rows."""
     out = Path(out)
-    print("scalehop demo: serving the bundled sites and walking each with the browser environment")
-    rows = asyncio.run(_demo(out, browser or BrowserConfig(), steps))
-    cols = list(rows[0])
-    print("\n" + "  ".join(f"{c:>12s}" for c in cols))
-    for row in rows:
-        print("  ".join(f"{row[c]!s:>12s}" for c in cols))
+    print("scalehop demo: serving the bundled sites, walking each with the browser environment, then exploring")
+    walks, runs = asyncio.run(_demo(out, browser or BrowserConfig(), steps))
+    _table(walks, list(walks[0]))
+    _table(runs, ["run_id", "steps", "states", "same_url_states", "elements_tried", "failures", "tokens"])
     print(f"\nstart-page observations (observation.json, screenshot.png, som.png) in {out / 'observe'}/<site>/")
-    return rows
+    print(f"exploration runs (run.sqlite, blobs/, metrics.json) in {out / 'runs'}/<run_id>/")
+    return walks

@@ -74,6 +74,7 @@ async def run_exploration(
         model = load_model(model_config or ModelConfig())
         similarity = Embedder().similarity
     budget = Budget(cfg, tracker, model)
+    model_seconds_at_start = model.usage_report().get("total", {}).get("seconds", 0.0) if model is not None else 0.0
     engine = None
     try:
         async with await Chromium.launch(browser, site.allowed_origins) as chromium:
@@ -101,7 +102,7 @@ async def run_exploration(
         store.set_meta("seconds", meta.get("seconds", 0.0) + budget.seconds())
         timings = dict(tracker.timings)
         if model is not None:
-            timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0)
+            timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds_at_start
         store.set_meta("timings", {k: meta.get("timings", {}).get(k, 0.0) + v for k, v in timings.items()})
         if engine is not None:
             store.set_meta("roles", engine.stats.report())
