@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from explorer.models import ChatModel
 from explorer.records import Action, Prediction, Transition, Verdict
+from explorer.roles.asking import ask
 from explorer.roles.prompts import messages
 from explorer.roles.stats import RoleStats
 
@@ -107,13 +108,20 @@ def llm_verdict(
     stats: RoleStats | None = None,
 ) -> Verdict:
     """The model judges (adapter disabled: the Judger stays fixed); unparsable output falls back to the rule."""
-    stats = stats or RoleStats()
-    stats.calls["judger"] += 1
     msgs = messages("judger", action=action.describe(), prediction=prediction.change, truth=transition.description)
-    raw = model.generate(msgs, max_tokens=40, role="judger", use_adapter=False).text
-    correct = parse_judgement(raw)
+    correct, raw = ask(
+        model,
+        "judger",
+        msgs,
+        parse_judgement,
+        start="CORRECT:",
+        repair="Answer CORRECT: yes or no",
+        images=None,
+        max_tokens=40,
+        stats=stats or RoleStats(),
+        use_adapter=False,
+    )
     if correct is None:
-        stats.fallbacks["judger"] += 1
         return rule_verdict(prediction, transition, similarity, acted_name(action))
     reason = raw.split("REASON:", 1)[-1].strip()[:200] if "REASON:" in raw else raw.strip()[:200]
     return Verdict(correct=correct, score=float(correct), reason=reason, judge=f"llm:{model.model_id}")

@@ -7,8 +7,9 @@ import re
 
 from explorer.models import ChatModel
 from explorer.records import Action, Element, Observation, Prediction
+from explorer.roles.asking import ask
 from explorer.roles.context import neighbourhood, page_summary
-from explorer.roles.prompts import messages, prefill
+from explorer.roles.prompts import messages
 from explorer.roles.stats import RoleStats
 
 MAX_TOKENS = 60
@@ -72,29 +73,18 @@ def predict(
     use_adapter: bool = True,
 ) -> Prediction:
     """Ask the model what `action` will do; one stricter repair, then a recorded fallback."""
-    stats = stats or RoleStats()
-    stats.calls["predictor"] += 1
-    msgs = predictor_messages(obs, action, target, selector_reasoning)
-    images = [obs.som_screenshot] if model.sees_images else None
-    raw = (
-        PREFILL
-        + model.generate(
-            [*msgs, prefill(PREFILL)], images, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
-        ).text
+    prediction, raw = ask(
+        model,
+        "predictor",
+        predictor_messages(obs, action, target, selector_reasoning),
+        parse_prediction,
+        start=PREFILL,
+        repair="Answer with one line starting OUTCOME: and then one line starting REASON:",
+        images=[obs.som_screenshot] if model.sees_images else None,
+        max_tokens=MAX_TOKENS,
+        stats=stats or RoleStats(),
+        use_adapter=use_adapter,
     )
-    prediction = parse_prediction(raw)
     if prediction is None:
-        stats.repairs["predictor"] += 1
-        ask = "Answer with one line starting OUTCOME: and then one line starting REASON:"
-        repair = [*msgs, {"role": "assistant", "content": raw}, {"role": "user", "content": ask}]
-        raw = (
-            PREFILL
-            + model.generate(
-                [*repair, prefill(PREFILL)], images, max_tokens=MAX_TOKENS, role="predictor", use_adapter=use_adapter
-            ).text
-        )
-        prediction = parse_prediction(raw)
-    if prediction is None:
-        stats.fallbacks["predictor"] += 1
         return Prediction(navigates=False, change=FALLBACK_CHANGE, reasoning="fallback", fallback=True, raw=raw)
     return prediction

@@ -12,8 +12,9 @@ import re
 from explorer.baselines import action_for
 from explorer.models import ChatModel
 from explorer.records import Element, Observation, Selection
+from explorer.roles.asking import ask
 from explorer.roles.context import element_line, page_summary
-from explorer.roles.prompts import messages, prefill
+from explorer.roles.prompts import messages
 from explorer.roles.stats import RoleStats
 
 MAX_CANDIDATES = 8
@@ -56,22 +57,20 @@ def select(
     stats: RoleStats | None = None,
 ) -> Selection:
     """Ask the model for a pick among the (ranked) candidates; one stricter repair, then the rarest one."""
-    stats = stats or RoleStats()
     shown = candidates[:MAX_CANDIDATES]
-    stats.calls["selector"] += 1
-    msgs = selector_messages(obs, shown, tried)
-    images = [obs.som_screenshot] if model.sees_images else None
-    raw = PREFILL + model.generate([*msgs, prefill(PREFILL)], images, max_tokens=MAX_TOKENS, role="selector").text
-    picked = parse_selection(raw, shown)
+    marks = ", ".join(str(el.mark) for el in shown)
+    picked, raw = ask(
+        model,
+        "selector",
+        selector_messages(obs, shown, tried),
+        lambda text: parse_selection(text, shown),
+        start=PREFILL,
+        repair=f"Answer MARK: one of {marks}",
+        images=[obs.som_screenshot] if model.sees_images else None,
+        max_tokens=MAX_TOKENS,
+        stats=stats or RoleStats(),
+    )
     if picked is None:
-        stats.repairs["selector"] += 1
-        marks = ", ".join(str(el.mark) for el in shown)
-        ask = {"role": "user", "content": f"Answer MARK: one of {marks}"}
-        repair = [*msgs, {"role": "assistant", "content": raw}, ask, prefill(PREFILL)]
-        raw = PREFILL + model.generate(repair, images, max_tokens=MAX_TOKENS, role="selector").text
-        picked = parse_selection(raw, shown)
-    if picked is None:
-        stats.fallbacks["selector"] += 1
         element, reason, fallback = shown[0], "fallback: the rarest untried element", True
     else:
         (element, reason), fallback = picked, False
