@@ -10,6 +10,8 @@ cleared) and keeps the final screenshot. A false merge is a different-state pair
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +44,17 @@ class LabelledPair:
     b: bytes
 
 
+@asynccontextmanager
+async def _sessions(chromium: Chromium, sites: dict[str, SiteConfig]) -> AsyncIterator[dict[str, BrowserSession]]:
+    """One browser session per site, closed on exit."""
+    sessions = {name: await chromium.new_session(site) for name, site in sites.items()}
+    try:
+        yield sessions
+    finally:
+        for session in sessions.values():
+            await session.close()
+
+
 def load_specs(path: str | Path = "configs/state_pairs.yaml") -> list[PairSpec]:
     """The pair specs of a YAML file."""
     return [PairSpec(**item) for item in yaml.safe_load(Path(path).read_text())]
@@ -72,17 +85,13 @@ async def capture(session: BrowserSession, steps: list[dict]) -> bytes:
 
 async def build_pairs(chromium: Chromium, sites: dict[str, SiteConfig], specs: list[PairSpec]) -> list[LabelledPair]:
     """Capture both sides of every spec (one browser context per site, reset before each side)."""
-    sessions = {name: await chromium.new_session(site) for name, site in sites.items()}
-    try:
+    async with _sessions(chromium, sites) as sessions:
         pairs = []
         for spec in specs:
             session = sessions[spec.site]
             a, b = await capture(session, spec.a), await capture(session, spec.b)
             pairs.append(LabelledPair(spec.label, spec.same, a, b))
         return pairs
-    finally:
-        for session in sessions.values():
-            await session.close()
 
 
 def error_rates(scored: list[tuple[bool, float]], delta: float) -> tuple[float, float]:
@@ -113,9 +122,8 @@ async def record_transitions(
     chromium: Chromium, sites: dict[str, SiteConfig], cases: list[JudgeCase]
 ) -> dict[tuple[str, str, str], tuple[Action, Transition]]:
     """Run each distinct (site, path, click) once on a reset site and keep its action and transition."""
-    sessions = {name: await chromium.new_session(site) for name, site in sites.items()}
     out = {}
-    try:
+    async with _sessions(chromium, sites) as sessions:
         for case in cases:
             key = (case.site, case.path, case.click)
             if key in out:
@@ -130,9 +138,6 @@ async def record_transitions(
             outcome = await session.act(action, before)
             out[key] = (action, diff(before, await session.observe(), outcome))
         return out
-    finally:
-        for session in sessions.values():
-            await session.close()
 
 
 def agreement(labels: list[bool], judged: list[bool]) -> dict[str, float]:
