@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import logging
 import sys
 
 from explorer.config import BrowserConfig, load_site_config, validated
 from explorer.errors import ScalehopError
+
+# Stages whose verbs live next to their code: each module has `add_commands(sub)`, which adds its parsers and
+# binds each to its command function with `set_defaults(handler=...)`.
+VERB_MODULES: tuple[str, ...] = ()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--run-id", help="name of a new run (default: timestamp-strategy-random)")
     exp.add_argument("--resume", metavar="RUN", help="continue the run RUN in --runs-dir")
     exp.add_argument("--seed", type=int, default=0)
-    _model_args(exp)
+    model_args(exp)
     exp.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     exp.add_argument("--json", action="store_true", help="last line: a JSON summary of the run")
 
@@ -51,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     step.add_argument("target", help="a start URL or a site config (.toml/.yaml)")
     step.add_argument("--element", type=int, metavar="MARK", help="act on this mark instead of asking the Selector")
     step.add_argument("--judge", choices=["rule", "llm"], default="rule")
-    _model_args(step)
+    model_args(step)
     step.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     step.add_argument("--json", action="store_true", help="print the step report as JSON")
 
@@ -64,17 +69,21 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the end-to-end demo on the bundled sites")
     demo.add_argument("--out", default="runs/demo", help="where the demo writes its results")
     demo.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
+    for module in VERB_MODULES:
+        importlib.import_module(module).add_commands(sub)
     return p
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
+def model_args(p: argparse.ArgumentParser) -> None:
+    """The model options every model-calling verb shares (see `model_config`)."""
     p.add_argument("--model", default="smollm2-135m", help="the embedded alias, an HF model path, or a served name")
     p.add_argument("--adapter", help="a LoRA adapter folder (local) or served adapter name (openai)")
     p.add_argument("--backend", choices=["local", "openai"], default="local")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://gpu-box:8000/v1")
 
 
-def _model_config(args: argparse.Namespace):
+def model_config(args: argparse.Namespace):
+    """A validated ModelConfig from the options of `model_args`."""
     from explorer.models import ModelConfig
 
     fields = {"backend": args.backend, "model": args.model, "adapter": args.adapter}
@@ -128,7 +137,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             site,
             cfg,
             BrowserConfig(executable=args.chromium),
-            _model_config(args),
+            model_config(args),
             runs_dir=args.runs_dir,
             run_id=args.run_id,
             resume_run=args.resume,
@@ -143,9 +152,7 @@ def _cmd_step(args: argparse.Namespace) -> int:
 
     site = load_site_config(args.target)
     report = asyncio.run(
-        run_step(
-            site, BrowserConfig(executable=args.chromium), _model_config(args), mark=args.element, judge=args.judge
-        )
+        run_step(site, BrowserConfig(executable=args.chromium), model_config(args), mark=args.element, judge=args.judge)
     )
     print(report.model_dump_json(indent=2) if args.json else render(report))
     return 0
@@ -189,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     command = getattr(args, "sites_command", None) or args.command
+    handler = getattr(args, "handler", None) or _COMMANDS[command]
     try:
-        return _COMMANDS[command](args)
+        return handler(args)
     except ScalehopError as exc:
         print(f"scalehop: error: {exc}", file=sys.stderr)
         return 2
