@@ -71,6 +71,7 @@ class Engine:
         """The records of a step, as a function of the node it reaches (committed with the step)."""
         store, step = self.tracker.store, self.tracker.next_step
         screenshot, som = store.put_blob(obs.screenshot), store.put_blob(obs.som_screenshot)
+        observation = store.put_observation(obs)
 
         def records(node_to: str) -> list[tuple[str, dict]]:
             rec = ExploreRecord(
@@ -82,6 +83,7 @@ class Engine:
                 observation_text=obs.text,
                 screenshot=screenshot,
                 som_screenshot=som,
+                observation=observation,
                 url=obs.url,
                 action=selection.action,
                 selector_reasoning=selection.reasoning,

@@ -157,6 +157,7 @@ class Node(BaseModel):
     raw_url: str
     title: str = ""
     screenshot: str  # content hash of the PNG in the run's blobs/
+    observation: str | None = None  # content hash of the full Observation (JSON blob; see RunStore.observation)
     status: NodeStatus = "unexplored"
     visits: int = 0
     tried: list[str] = Field(default_factory=list)  # element keys actuated here
@@ -264,6 +265,7 @@ class ExploreRecord(BaseModel):
     observation_text: str  # O_i as the text model saw it
     screenshot: str  # blob hash of O_i's screenshot
     som_screenshot: str  # blob hash of O_i's Set-of-Mark screenshot
+    observation: str | None = None  # blob hash of the full O_i (RunStore.observation rebuilds it)
     url: str
     action: Action  # a_i
     selector_reasoning: str  # r_sel_i

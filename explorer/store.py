@@ -18,7 +18,7 @@ from pathlib import Path
 
 from explorer.errors import ScalehopError
 from explorer.graph import ExplorationGraph
-from explorer.records import Edge, Node
+from explorer.records import Edge, Node, Observation
 
 APPLICATION_ID = 0x5343484F  # "SCHO": marks a SQLite file as a scalehop run store
 SCHEMA_VERSION = 1
@@ -172,6 +172,18 @@ class RunStore:
     def blob(self, digest: str, suffix: str = ".png") -> bytes:
         """The bytes of a stored blob."""
         return self.blob_path(digest, suffix).read_bytes()
+
+    def put_observation(self, obs: Observation) -> str:
+        """Store an observation (its screenshots as PNG blobs, the rest as a JSON blob); returns the JSON's hash."""
+        fields = obs.model_dump(mode="json", exclude={"screenshot", "som_screenshot"})
+        fields |= {"screenshot": self.put_blob(obs.screenshot), "som_screenshot": self.put_blob(obs.som_screenshot)}
+        return self.put_blob(json.dumps(fields, sort_keys=True).encode(), ".json")
+
+    def observation(self, digest: str) -> Observation:
+        """The Observation stored by `put_observation`, screenshots included."""
+        fields = json.loads(self.blob(digest, ".json"))
+        fields |= {"screenshot": self.blob(fields["screenshot"]), "som_screenshot": self.blob(fields["som_screenshot"])}
+        return Observation.model_validate(fields)
 
     @contextmanager
     def step(self, step: int) -> Iterator[StepWriter]:

@@ -156,6 +156,7 @@ class StateTracker:
         self, obs: Observation, url: str, action: Action, outcome: ActionOutcome, node_from: str | None
     ) -> Node:
         digest = self.store.put_blob(obs.screenshot)  # before the transaction: an orphan blob is harmless
+        observation = self.store.put_observation(obs)
         if action.kind == "goto" and outcome.ok:
             addressable = True
         elif outcome.navigation == "GET":
@@ -169,6 +170,7 @@ class StateTracker:
             raw_url=obs.url,
             title=obs.title,
             screenshot=digest,
+            observation=observation,
             element_keys=[e.key for e in obs.elements],
             visits=1,
             depth=depth,

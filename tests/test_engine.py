@@ -50,6 +50,10 @@ async def test_failure_records_hold_the_full_explore_record(scale_run):
         assert rec.node_from in graph.g and rec.node_to in graph.g
         assert store.blob_path(rec.screenshot).exists() and store.blob_path(rec.som_screenshot).exists()
         assert rec.model_id == "smollm2-135m" and rec.step == row["step"]
+        obs = store.observation(rec.observation)  # the full O_i, to rebuild prompts and page QA from
+        assert obs.url == rec.url and obs.text == rec.observation_text and obs.elements
+    for node in graph.nodes():
+        assert store.observation(node.observation).title == node.title
 
 
 async def test_nodes_are_tried_and_the_explorer_moves_between_them(scale_run):
