@@ -1,0 +1,341 @@
+"""`scalehop report <run>`: one self-contained HTML page for a run folder or a folder of runs.
+
+The page shows the coverage curves of every run, the SCALE-Hop graph of each (hover a node for its
+screenshot, click it for its edges), a gallery of failure samples, per-round metrics of a self-improvement
+run and dataset stats, when those files exist. Everything is inlined: screenshots are downscaled JPEG data
+URLs, the graph layout is computed here with networkx, and the page loads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import time
+from pathlib import Path
+
+import networkx as nx
+from jinja2 import Environment, FileSystemLoader
+from PIL import Image
+from pydantic import BaseModel
+
+from explorer.errors import ScalehopError
+from explorer.graph import ExplorationGraph
+from explorer.metrics import step_curves, summarize
+from explorer.records import ExploreRecord
+from explorer.store import RunStore, resume
+
+REPORT_NAME = "report.html"
+IMAGE_WIDTH = 480  # screenshots are downscaled to this width (CSS px of the page: about half the viewport)
+JPEG_QUALITY = 70
+GALLERY_PER_RUN = 60  # failure samples shown per run (the first ones, by step)
+LAYOUT = (960.0, 560.0)  # the graph's SVG coordinate box
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+class ReportError(ScalehopError):
+    """A report path that holds no run."""
+
+
+class NodeView(BaseModel):
+    """A graph node as drawn: its record's fields, a layout position and its screenshot's hash."""
+
+    id: str
+    url: str
+    title: str
+    status: str
+    visits: int
+    depth: int
+    created_step: int
+    unreachable: str | None
+    shot: str
+    x: float
+    y: float
+
+
+class EdgeView(BaseModel):
+    """All actions from one node to another, as one drawn edge."""
+
+    src: str
+    dst: str
+    label: str
+    count: int
+    wrong: bool  # the last verdict of some action on it was j=0
+
+
+class FailureView(BaseModel):
+    """One failure sample (j=0): what the page was, what was done, predicted and really happened."""
+
+    id: str
+    step: int
+    url: str
+    node_from: str
+    node_to: str
+    action: str
+    prediction: str
+    truth: str
+    verdict: str
+    shot: str
+    box: tuple[float, float, float, float] | None  # the acted element, in percent of the screenshot
+
+
+class RunView(BaseModel):
+    """One exploration run: its summary, curves, graph and failure samples."""
+
+    key: str
+    label: str
+    site: str
+    strategy: str
+    summary: dict
+    curves: dict[str, list[int]]
+    nodes: list[NodeView]
+    edges: list[EdgeView]
+    failures: list[FailureView]
+    failures_total: int
+
+
+class TableView(BaseModel):
+    """A titled table of strings (per-round metrics, adapter cards, dataset stats)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+class _Images:
+    """Screenshots as downscaled JPEG data URLs, each encoded once per report (keyed by blob hash)."""
+
+    def __init__(self) -> None:
+        self.urls: dict[str, str] = {}
+
+    def add(self, store: RunStore, digest: str) -> str:
+        if digest not in self.urls:
+            image = Image.open(io.BytesIO(store.blob(digest))).convert("RGB")
+            image.thumbnail((IMAGE_WIDTH, IMAGE_WIDTH * 4))
+            buf = io.BytesIO()
+            image.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
+            self.urls[digest] = "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
+        return digest
+
+
+def find_runs(root: Path) -> list[Path]:
+    """Every run folder (one holding run.sqlite) at or below `root`, in path order."""
+    if not root.is_dir():
+        raise ReportError(f"{root}: no such folder: pass a run folder (with run.sqlite) or a folder of runs")
+    runs = sorted(p.parent for p in root.rglob("run.sqlite"))
+    if not runs:
+        raise ReportError(f"{root} holds no run (no run.sqlite at or below it): pass a folder that `explore` wrote")
+    return runs
+
+
+def layout(graph: ExplorationGraph) -> dict[str, tuple[float, float]]:
+    """Node positions in the LAYOUT box: a seeded spring layout of the undirected graph."""
+    g = graph.g.to_undirected()
+    if len(g) <= 1:
+        return {n: (LAYOUT[0] / 2, LAYOUT[1] / 2) for n in g}
+    pos = nx.spring_layout(g, seed=0)
+    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+    pad = 30.0
+
+    def scale(v: float, lo: float, hi: float, size: float) -> float:
+        return pad + (v - lo) / ((hi - lo) or 1.0) * (size - 2 * pad)
+
+    return {
+        n: (scale(x, min(xs), max(xs), LAYOUT[0]), scale(y, min(ys), max(ys), LAYOUT[1])) for n, (x, y) in pos.items()
+    }
+
+
+def _describe_prediction(record: ExploreRecord) -> str:
+    p = record.prediction
+    parts = ["navigates" if p.navigates else "stays on the page"]
+    parts += [f"title: {p.expected_title}"] if p.expected_title else []
+    parts += [f"url: {p.expected_url}"] if p.expected_url else []
+    parts += [f"change: {p.change}"] if p.change else []
+    return "; ".join(parts) + (" (unparsed model output: fallback)" if p.fallback else "")
+
+
+def failure_view(store: RunStore, row: dict, images: _Images) -> FailureView:
+    """A failure sample with its screenshot and the acted element's box."""
+    record = ExploreRecord.model_validate(row["payload"])
+    box = None
+    if record.observation and record.action.mark is not None:
+        obs = store.observation(record.observation)
+        element = obs.element(record.action.mark)
+        if element is not None:
+            w, h = obs.viewport
+            x, y, bw, bh = element.bbox
+            box = (100 * x / w, 100 * y / h, 100 * bw / w, 100 * bh / h)
+    v = record.verdict
+    return FailureView(
+        id=row["id"],
+        step=record.step,
+        url=record.url,
+        node_from=record.node_from,
+        node_to=record.node_to,
+        action=record.action.describe(),
+        prediction=_describe_prediction(record),
+        truth=record.transition.description,
+        verdict=f"{'right' if v.correct else 'wrong'} (score {v.score:.2f}, {v.judge}): {v.reason}",
+        shot=images.add(store, record.screenshot),
+        box=box,
+    )
+
+
+def run_view(store: RunStore, graph: ExplorationGraph, key: str, label: str, images: _Images) -> RunView:
+    """Everything the page shows of one run, read from its store."""
+    meta = store.meta()
+    pos = layout(graph)
+    nodes = [
+        NodeView(
+            **node.model_dump(include={"id", "url", "title", "status", "visits", "depth", "created_step"}),
+            unreachable=node.unreachable,
+            shot=images.add(store, node.screenshot),
+            x=round(pos[node.id][0], 1),
+            y=round(pos[node.id][1], 1),
+        )
+        for node in graph.nodes()
+    ]
+    edges = []
+    for src, dst, data in graph.g.edges(data=True):
+        actions = list(data["actions"].values())
+        edges.append(
+            EdgeView(
+                src=src,
+                dst=dst,
+                label=" | ".join(e.action.describe() for e in actions),
+                count=sum(e.count for e in actions),
+                wrong=any(e.last_verdict is False for e in actions),
+            )
+        )
+    rows = store.records("explore")
+    return RunView(
+        key=key,
+        label=label,
+        site=meta.get("site", {}).get("name", "?"),
+        strategy=meta.get("explore", {}).get("strategy", "?"),
+        summary=summarize(store, graph),
+        curves=step_curves(store, graph),
+        nodes=nodes,
+        edges=edges,
+        failures=[failure_view(store, row, images) for row in rows[:GALLERY_PER_RUN]],
+        failures_total=len(rows),
+    )
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _flat(data: dict, prefix: str = "") -> dict[str, str]:
+    """Nested dicts as dotted keys; lists of scalars joined; lists of records counted."""
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out |= _flat(value, name + ".")
+        elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+            out[name] = f"{len(value)} items"
+        elif isinstance(value, list):
+            out[name] = ", ".join(_fmt(v) for v in value)
+        else:
+            out[name] = _fmt(value)
+    return out
+
+
+def _row_table(title: str, records: list[dict]) -> TableView:
+    flat = [_flat(r) for r in records]
+    columns = list(dict.fromkeys(k for r in flat for k in r))
+    return TableView(title=title, columns=columns, rows=[[r.get(c, "") for c in columns] for r in flat])
+
+
+def json_tables(title: str, data: object) -> list[TableView]:
+    """Tables for any JSON document: its scalars as key/value rows, each list of records as a table."""
+    if isinstance(data, list):
+        return [_row_table(title, [r if isinstance(r, dict) else {"value": r} for r in data])]
+    if not isinstance(data, dict):
+        return [TableView(title=title, columns=["value"], rows=[[_fmt(data)]])]
+    lists = {k: v for k, v in data.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)}
+    scalars = _flat({k: v for k, v in data.items() if k not in lists})
+    tables = [TableView(title=title, columns=["field", "value"], rows=[[k, v] for k, v in scalars.items()])]
+    tables += [_row_table(f"{title}: {k}", v) for k, v in lists.items()]
+    return [t for t in tables if t.rows]
+
+
+def _read_json(path: Path, root: Path) -> tuple[object | None, str | None]:
+    try:
+        return json.loads(path.read_text()), None
+    except (OSError, ValueError) as exc:
+        return None, f"{path.relative_to(root)} could not be read ({exc}); it is left out"
+
+
+def side_tables(root: Path) -> tuple[list[TableView], list[TableView], list[str]]:
+    """Per-round tables (improve.json, adapter cards), dataset stats tables, and notes on unreadable files."""
+    rounds, datasets, notes = [], [], []
+    for path in sorted(root.rglob("improve.json")):
+        data, note = _read_json(path, root)
+        rounds += json_tables(str(path.relative_to(root)), data) if note is None else []
+        notes += [note] if note else []
+    cards = []
+    for path in sorted(root.rglob("adapters/round-*/card.json")):
+        data, note = _read_json(path, root)
+        if note is None and isinstance(data, dict):
+            cards.append({"adapter": str(path.parent.relative_to(root))} | data)
+        notes += [note] if note else []
+    rounds += [_row_table("adapter cards", cards)] if cards else []
+    for path in sorted(root.rglob("dataset/stats.json")):
+        data, note = _read_json(path, root)
+        datasets += json_tables(str(path.relative_to(root)), data) if note is None else []
+        notes += [note] if note else []
+    return rounds, datasets, notes
+
+
+def build_report(path: str | Path, out: str | Path | None = None) -> Path:
+    """Write the HTML report of the run(s) at `path` to `out` (default `<path>/report.html`); returns its path."""
+    root = Path(path).resolve()
+    images, runs = _Images(), []
+    for i, run_dir in enumerate(find_runs(root)):
+        store, graph = resume(run_dir)
+        try:
+            label = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
+            runs.append(run_view(store, graph, f"r{i}", label, images))
+        finally:
+            store.close()
+    rounds, datasets, notes = side_tables(root)
+    env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=True)
+    page = env.get_template("report.html.j2").render(
+        title=f"scalehop report: {root.name}",
+        root=str(root),
+        generated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        runs=runs,
+        rounds=rounds,
+        datasets=datasets,
+        notes=notes,
+        data={"runs": [r.model_dump() for r in runs], "images": images.urls, "layout": LAYOUT},
+        script=(_TEMPLATES / "report.js").read_text(),
+    )
+    target = Path(out) if out else root / REPORT_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page)
+    return target
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    target = build_report(args.run, args.out)
+    print(f"report: {target.stat().st_size / 1e6:.1f} MB")
+    print(target)
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """The `report` verb."""
+    p = sub.add_parser("report", help="one self-contained HTML page of a run folder or a folder of runs")
+    p.add_argument("run", help="a run folder (with run.sqlite) or a folder holding run folders")
+    p.add_argument("--out", help=f"the HTML file to write (default: <run>/{REPORT_NAME})")
+    p.set_defaults(handler=_cmd_report)
