@@ -183,6 +183,25 @@ def test_stop_strings_truncate_and_end_generation_early(model):
     assert stopped.usage.completion_tokens < full.usage.completion_tokens
 
 
+def test_choose_scores_options_as_continuations(model):
+    greedy = model.generate(PROMPT, max_tokens=6).text
+    options = ["Xylophone quartz zebra banjo", greedy]
+    assert model.choose(PROMPT, options, role="choice") == 1
+    assert model.choose(PROMPT, options[::-1], role="choice") == 0  # the score, not the position, decides
+    prefilled = [*PROMPT, {"role": "assistant", "content": greedy[: len(greedy) // 2]}]
+    assert model.choose(prefilled, ["Xylophone quartz", greedy[len(greedy) // 2 :]]) == 1  # continues a prefill
+    assert model.usage_report()["choice"]["calls"] == 4  # one scored row per option
+
+
+def test_openai_choice_is_the_option_the_answer_starts_with():
+    from explorer.models.openai_backend import choice_of
+
+    kinds = [' Navigates to "', " Appears:", " Nothing visible changes."]
+    assert choice_of('Navigates to "Cart"', kinds) == 0
+    assert choice_of("  appears: a menu", kinds) == 1
+    assert choice_of("I think a dialog", kinds) is None
+
+
 def test_lora_adapter_changes_output_and_can_be_disabled(model, adapter_dir):
     base = model.generate(PROMPT, max_tokens=TOKENS)
     q_proj = model.hf_model.get_submodule("model.layers.0.self_attn.q_proj")

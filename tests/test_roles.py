@@ -108,6 +108,10 @@ class JunkModel:
         self.images = images
         return Generation(self.answers[(self.calls - 1) % len(self.answers)], Usage(1, 1, 0.0), "stop")
 
+    def choose(self, messages, options, images=None, **kw):
+        self.images = images
+        return None  # picks no outcome kind: the Predictor then writes the whole outcome
+
 
 @pytest.mark.parametrize("junk", ["", "MARK: 999", "???", "lorem ipsum " * 500, "REASON: because"])
 async def test_junk_output_falls_back_instead_of_raising(open_session, junk):
@@ -161,8 +165,17 @@ def test_rule_judger(similarity):
     # naming the control acted on is no evidence of knowing its effect
     acted = _transition(added=[ElementBrief(key="1", role="button", name="Report")])
     assert not rule_verdict(parse_prediction("OUTCOME: Report is a button."), acted, similarity, "Report").correct
+    assert not rule_verdict(
+        parse_prediction('OUTCOME: Appears: [4] button "Report"'), acted, similarity, "Report"
+    ).correct
     still = _transition(ssim=1.0)
     assert rule_verdict(parse_prediction("OUTCOME: Nothing visible changes."), still, similarity).correct
+    # a fallback is no prediction at all, even where its text happens to fit
+    assert not rule_verdict(
+        Prediction(navigates=False, change="Nothing visible changes.", fallback=True), still, similarity
+    ).correct
+    # an unterminated title still counts as a title
+    assert rule_verdict(parse_prediction('OUTCOME: Navigates to "Gardening'), nav, similarity).correct
     assert not rule_verdict(parse_prediction("OUTCOME: Nothing visible changes."), modal, similarity).correct
 
 

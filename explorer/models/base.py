@@ -66,6 +66,19 @@ class ChatModel(Protocol):
         """Answer several conversations (images: one list per conversation), in order."""
         ...
 
+    def choose(
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        images: Sequence[bytes] | None = None,
+        *,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> int | None:
+        """The index of the option the model would most likely write next (the conversation may end with an
+        assistant prefill that the option continues); None when the model picked none of them."""
+        ...
+
     def usage_report(self) -> dict[str, dict[str, float]]:
         """Per role, and in total: calls, requests, tokens in and out, seconds, mean latency."""
         ...

@@ -190,6 +190,34 @@ class LocalModel:
                 results[i] = Generation(text, usage, finish)
         return results  # type: ignore[return-value]
 
+    def choose(
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        images: Sequence[bytes] | None = None,
+        *,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> int | None:
+        """The option with the highest total log-probability as the continuation (one batched forward pass)."""
+        prompt = self.prompt_text(messages, len(images or ()))
+        t0 = time.perf_counter()
+        with self._lock, self._adapter_context(None, use_adapter):
+            inputs = self._encode([prompt + o for o in options], [images] * len(options)).to(self.device)
+            n_prompt = len(self._encode([prompt], [images])["input_ids"][0])
+            with torch.inference_mode():
+                logits = self.hf_model(**inputs).logits.float()
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:, None])[..., 0]
+        lengths = mask.sum(dim=1)  # left padding: each row's prompt ends `len(option tokens)` before its end
+        scores = []
+        for row, length in enumerate(lengths.tolist()):
+            n_option = length - n_prompt
+            scores.append(logprobs[row, -n_option:].sum().item() if n_option > 0 else float("-inf"))
+        seconds = time.perf_counter() - t0
+        self._meter.record(role, [Usage(int(n), 0, seconds) for n in lengths.tolist()], seconds)
+        return max(range(len(options)), key=scores.__getitem__)
+
     def usage_report(self) -> dict[str, dict[str, float]]:
         """Per role and in total: calls, requests, tokens in and out, seconds, mean latency."""
         return self._meter.report()

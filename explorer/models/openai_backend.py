@@ -110,6 +110,19 @@ class OpenAIModel:
             ]
             return [f.result() for f in futures]
 
+    def choose(
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        images: Sequence[bytes] | None = None,
+        *,
+        role: str | None = None,
+        use_adapter: bool = True,
+    ) -> int | None:
+        """The option the served model's short answer starts with (chat APIs give no option scores); or None."""
+        gen = self.generate(messages, images, max_tokens=12, role=role, use_adapter=use_adapter)
+        return choice_of(gen.text, options)
+
     def usage_report(self) -> dict[str, dict[str, float]]:
         """Per role and in total: calls, requests, tokens in and out, seconds (summed over requests), mean latency."""
         return self._meter.report()
@@ -170,3 +183,10 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def choice_of(text: str, options: Sequence[str]) -> int | None:
+    """The index of the longest option that `text` starts with (case and leading space ignored); or None."""
+    said = text.strip().lower()
+    fits = [i for i, o in enumerate(options) if o.strip() and said.startswith(o.strip().lower())]
+    return max(fits, key=lambda i: len(options[i].strip()), default=None)

@@ -1,6 +1,7 @@
 """The Judger: does a Prediction match the Transition that really happened? It stays fixed (never trained).
 
-`rule` (default, the right choice for a weak model): a deterministic comparison. The navigation flag
+`rule` (default, the right choice for a weak model): a deterministic comparison. A fallback (the model's
+answer did not parse) or a prediction that only restates the action is wrong. The navigation flag
 must match; for a new page the predicted title (or path) must match the real one; otherwise the
 prediction must name a control that really appeared, disappeared or changed, or be semantically close
 to the transition description (MiniLM embeddings), or both say that nothing changes.
@@ -24,6 +25,10 @@ TITLE_THRESHOLD = 0.75  # embedding similarity of predicted and real page titles
 CHANGE_THRESHOLD = 0.6  # embedding similarity of predicted change and transition description
 _NOTHING = re.compile(r"\b(nothing|no (visible )?change|stays the same|does not change|unchanged)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
+_MARK = re.compile(r"\[\d+\]")
+# words that add nothing to a prediction: role names, the grammar's own words, filler
+_ROLE_WORDS = {"button", "link", "tab", "textbox", "checkbox", "combobox", "menuitem", "appears", "disappears"}
+_ROLE_WORDS |= {"changes", "the", "a", "click", "clicks"}
 _CORRECT = re.compile(r"CORRECT\s*[:=]\s*(yes|no)", re.IGNORECASE)
 
 Similarity = Callable[[str, str], float]
@@ -53,6 +58,10 @@ def rule_verdict(
     def verdict(correct: bool, score: float, reason: str) -> Verdict:
         return Verdict(correct=correct, score=round(score, 3), reason=reason, judge=RULE_JUDGE)
 
+    if prediction.fallback:
+        return verdict(False, 0.0, "no usable prediction: the model's answer did not parse")
+    if _restates(prediction.change, acted):
+        return verdict(False, 0.0, "the prediction only restates the action")
     if prediction.navigates != transition.url_changed:
         said = "a new page" if prediction.navigates else "no new page"
         return verdict(
@@ -86,6 +95,12 @@ def rule_verdict(
         return verdict(True, 1.0, f"names what changed: {mentioned[0]!r}")
     score = similarity(prediction.change, transition.description)
     return verdict(score >= change_threshold, score, f"change similarity {score:.2f}")
+
+
+def _restates(change: str, acted: str) -> bool:
+    """Does a predicted change say nothing beyond marks, role words and the acted element's own name?"""
+    said = _words(_MARK.sub(" ", change)) - _ROLE_WORDS - _words(acted)
+    return bool(acted) and not said
 
 
 def acted_name(action: Action) -> str:

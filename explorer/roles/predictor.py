@@ -9,13 +9,13 @@ from explorer.models import ChatModel
 from explorer.records import Action, Element, Observation, Prediction
 from explorer.roles.asking import ask
 from explorer.roles.context import neighbourhood, page_summary
-from explorer.roles.prompts import messages
+from explorer.roles.prompts import messages, prefill
 from explorer.roles.stats import RoleStats
 
 MAX_TOKENS = 60
 _OUTCOME = re.compile(r"OUTCOME\s*[:=][ \t]*(.*?)[ \t]*(?:\n|REASON\s*[:=]|$)", re.IGNORECASE)
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
-_NAVIGATES = re.compile(r'Navigates to\s+"([^"]*)"(?:\s*\(([^)]*)\))?', re.IGNORECASE)
+_NAVIGATES = re.compile(r'Navigates to\s+"([^"\n]*?)(?:"|$)(?:\s*\(([^)]*)\))?', re.IGNORECASE)
 _NAV_WORDS = re.compile(
     r"\b(navigat\w*|redirect\w*|goes to|go to|takes (you|the user) to|loads? (a|the) (new )?page|"
     r"opens? (the|a)\s[\w\s\"'-]{0,40}page|page (opens|loads))\b",
@@ -24,6 +24,9 @@ _NAV_WORDS = re.compile(
 _QUOTED = re.compile(r'"([^"]{2,80})"')
 FALLBACK_CHANGE = "Nothing visible changes."
 PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
+# The outcome kinds of the transition grammar. The model first picks one (scored, not generated: a small model
+# then cannot wander off the grammar), then writes the rest of the outcome after it.
+KINDS = (' Navigates to "', " Appears:", " Disappears:", " Changes:", " " + FALLBACK_CHANGE)
 
 
 def predictor_messages(obs: Observation, action: Action, target: Element | None, selector_reasoning: str):
@@ -72,15 +75,23 @@ def predict(
     *,
     use_adapter: bool = True,
 ) -> Prediction:
-    """Ask the model what `action` will do; one stricter repair, then a recorded fallback."""
+    """Ask the model what `action` will do: it picks the outcome kind, then writes the rest of the outcome.
+    One stricter repair, then a recorded fallback."""
+    msgs = predictor_messages(obs, action, target, selector_reasoning)
+    images = [obs.som_screenshot] if model.sees_images else None
+    kind = model.choose([*msgs, prefill(PREFILL)], KINDS, images, role="predictor", use_adapter=use_adapter)
+    start = PREFILL + (KINDS[kind] if kind is not None else "")
+    if start.endswith(FALLBACK_CHANGE):
+        (stats or RoleStats()).calls["predictor"] += 1
+        return Prediction(navigates=False, change=FALLBACK_CHANGE, raw=start)
     prediction, raw = ask(
         model,
         "predictor",
-        predictor_messages(obs, action, target, selector_reasoning),
+        msgs,
         parse_prediction,
-        start=PREFILL,
+        start=start,
         repair="Answer with one line starting OUTCOME: and then one line starting REASON:",
-        images=[obs.som_screenshot] if model.sees_images else None,
+        images=images,
         max_tokens=MAX_TOKENS,
         stats=stats or RoleStats(),
         use_adapter=use_adapter,
