@@ -14,7 +14,7 @@ from explorer.errors import ScalehopError
 
 # Stages whose verbs live next to their code: each module has `add_commands(sub)`, which adds its parsers and
 # binds each to its command function with `set_defaults(handler=...)`.
-VERB_MODULES: tuple[str, ...] = ("flows.report",)
+VERB_MODULES: tuple[str, ...] = ("flows.report", "synthesis.cli")
 
 
 def _parser() -> argparse.ArgumentParser:

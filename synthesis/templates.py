@@ -1,0 +1,117 @@
+"""The deterministic template generator: task text from titles, headings, element names and transitions.
+
+No model is needed; the same run always gives the same text. The model generator starts from this text
+and falls back to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from explorer.records import Action, Element, Observation, Transition
+
+_TITLE_SEPARATORS = re.compile(r"\s+[·|–—-]\s+")
+_FIELD_ROLES = ("textbox", "searchbox", "combobox", "spinbutton", "listbox")
+MAX_NAME_WORDS = 8
+
+
+def short_title(title: str) -> str:
+    """The page's own part of a title ("Footwear · Northwind Outfitters" -> "Footwear")."""
+    parts = [p for p in _TITLE_SEPARATORS.split(title.strip()) if p]
+    return parts[0] if parts else title.strip()
+
+
+def page_name(obs: Observation | None, title: str) -> str:
+    """How a task names a page: its main heading when it has one, else the short title."""
+    if obs is not None and obs.headings and obs.headings[0].strip():
+        return obs.headings[0].strip()
+    return short_title(title) or "this page"
+
+
+def element_name(element: Element | None, action: Action) -> str:
+    """A short name of the acted-on element: a select's option list and long link texts trimmed."""
+    name = element.name if element is not None else _label_name(action.label)
+    if element is not None and element.options:
+        tail = " ".join(element.options)
+        if name.endswith(tail):
+            name = name[: -len(tail)]
+        else:  # names are trimmed: drop from the first option on
+            first = name.find(element.options[0])
+            name = name[:first] if first > 0 else name
+    words = name.split()
+    return " ".join(words[:MAX_NAME_WORDS]) or (element.role if element is not None else "the control")
+
+
+def _label_name(label: str) -> str:
+    m = re.search(r'"(.*)"', label)
+    return m.group(1) if m else label
+
+
+def intent(action: Action, element: Element | None) -> str:
+    """The user's intent behind one action, e.g. `choose "Cascade Co." in the Brand menu`."""
+    name = element_name(element, action)
+    match action.kind:
+        case "type":
+            return f'enter "{action.text or ""}" in the {name} field'
+        case "select":
+            return f'choose "{action.option or ""}" in the {name} menu'
+        case "hover":
+            return f'point at "{name}"'
+        case "scroll":
+            return f"scroll {action.direction or 'down'}"
+        case _:
+            return f'click "{name}"'
+
+
+def has_effect(t: Transition) -> bool:
+    """Did the action do something visible and not fail?"""
+    if t.error:
+        return False
+    return bool(t.url_changed or t.added or t.removed or t.changed or t.texts_added or t.texts_removed or t.dialog)
+
+
+def single_step_instruction(action: Action, element: Element | None, t: Transition, after: Observation | None) -> str:
+    """What a user would ask for, given what the action really did."""
+    if t.url_changed and action.kind == "click":
+        return f'Open the "{page_name(after, t.title_after)}" page.'
+    return _sentence(intent(action, element))
+
+
+def step_reasoning(page: str, action: Action, element: Element | None, outcome: str, goal: str | None = None) -> str:
+    """Why this action is the next one: where we are, what it does, and (in a path) what it leads to."""
+    aim = f' To reach "{goal}",' if goal else ""
+    return f'The page "{page}" shows {action.label or action.kind}.{aim} I {intent(action, element)}: {outcome}'
+
+
+def path_instruction(goal: str, actions: list[tuple[Action, Element | None]], navigates: list[bool]) -> str:
+    """The goal of a path: open the goal page, then any in-page changes made after the last page load."""
+    last_nav = max((i for i, nav in enumerate(navigates) if nav), default=-1)
+    tail = [intent(a, e) for a, e in actions[last_nav + 1 :]]
+    text = f'Open the "{goal}" page' if last_nav >= 0 else f"On this page, {tail.pop(0)}"
+    for part in tail:
+        text += f", then {part}"
+    return text + "."
+
+
+def page_questions(obs: Observation) -> list[tuple[str, str, str]]:
+    """(kind, question, answer) pairs about a page's own content."""
+    pairs = [("title", "What is the title of this page?", obs.title.strip())]
+    heading = obs.headings[0].strip() if obs.headings else ""
+    if heading:
+        pairs.append(("heading", "What is the main heading on this page?", heading))
+    sections = [h.strip() for h in obs.headings[1:7] if h.strip()]
+    if len(sections) >= 2:
+        pairs.append(("sections", "Which sections or items are listed under the main heading?", ", ".join(sections)))
+    fields = [element_name(e, Action(kind="click")) for e in obs.elements if e.role in _FIELD_ROLES]
+    if fields:
+        pairs.append(("fields", "Which form fields can be filled in on this page?", ", ".join(dict.fromkeys(fields))))
+    return [p for p in pairs if p[2]]
+
+
+def outcome_question(action: Action, element: Element | None) -> str:
+    """The question of an outcome pair: what does this action do here?"""
+    return f"What happens when you {intent(action, element)} on this page?"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", "!")) else ".")
