@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import base64
 import io
-import json
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from explorer.graph import ExplorationGraph
 from explorer.metrics import step_curves, summarize
 from explorer.records import ExploreRecord
 from explorer.store import RunStore, resume
+from flows.report_tables import side_tables
 
 REPORT_NAME = "report.html"
 IMAGE_WIDTH = 480  # screenshots are downscaled to this width (CSS px of the page: about half the viewport)
@@ -93,14 +93,6 @@ class RunView(BaseModel):
     edges: list[EdgeView]
     failures: list[FailureView]
     failures_total: int
-
-
-class TableView(BaseModel):
-    """A titled table of strings (per-round metrics, adapter cards, dataset stats)."""
-
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
 
 
 class _Images:
@@ -223,79 +215,6 @@ def run_view(store: RunStore, graph: ExplorationGraph, key: str, label: str, ima
     )
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def _flat(data: dict, prefix: str = "") -> dict[str, str]:
-    """Nested dicts as dotted keys; lists of scalars joined; lists of records counted."""
-    out: dict[str, str] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out |= _flat(value, name + ".")
-        elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
-            out[name] = f"{len(value)} items"
-        elif isinstance(value, list):
-            out[name] = ", ".join(_fmt(v) for v in value)
-        else:
-            out[name] = _fmt(value)
-    return out
-
-
-def _row_table(title: str, records: list[dict]) -> TableView:
-    flat = [_flat(r) for r in records]
-    columns = list(dict.fromkeys(k for r in flat for k in r))
-    return TableView(title=title, columns=columns, rows=[[r.get(c, "") for c in columns] for r in flat])
-
-
-def json_tables(title: str, data: object) -> list[TableView]:
-    """Tables for any JSON document: its scalars as key/value rows, each list of records as a table."""
-    if isinstance(data, list):
-        return [_row_table(title, [r if isinstance(r, dict) else {"value": r} for r in data])]
-    if not isinstance(data, dict):
-        return [TableView(title=title, columns=["value"], rows=[[_fmt(data)]])]
-    lists = {k: v for k, v in data.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)}
-    scalars = _flat({k: v for k, v in data.items() if k not in lists})
-    tables = [TableView(title=title, columns=["field", "value"], rows=[[k, v] for k, v in scalars.items()])]
-    tables += [_row_table(f"{title}: {k}", v) for k, v in lists.items()]
-    return [t for t in tables if t.rows]
-
-
-def _read_json(path: Path, root: Path) -> tuple[object | None, str | None]:
-    try:
-        return json.loads(path.read_text()), None
-    except (OSError, ValueError) as exc:
-        return None, f"{path.relative_to(root)} could not be read ({exc}); it is left out"
-
-
-def side_tables(root: Path) -> tuple[list[TableView], list[TableView], list[str]]:
-    """Per-round tables (improve.json, adapter cards), dataset stats tables, and notes on unreadable files."""
-    rounds, datasets, notes = [], [], []
-    for path in sorted(root.rglob("improve.json")):
-        data, note = _read_json(path, root)
-        rounds += json_tables(str(path.relative_to(root)), data) if note is None else []
-        notes += [note] if note else []
-    cards = []
-    for path in sorted(root.rglob("adapters/round-*/card.json")):
-        data, note = _read_json(path, root)
-        if note is None and isinstance(data, dict):
-            cards.append({"adapter": str(path.parent.relative_to(root))} | data)
-        notes += [note] if note else []
-    rounds += [_row_table("adapter cards", cards)] if cards else []
-    for path in sorted(root.rglob("dataset/stats.json")):
-        data, note = _read_json(path, root)
-        datasets += json_tables(str(path.relative_to(root)), data) if note is None else []
-        notes += [note] if note else []
-    return rounds, datasets, notes
-
-
 def build_report(path: str | Path, out: str | Path | None = None) -> Path:
     """Write the HTML report of the run(s) at `path` to `out` (default `<path>/report.html`); returns its path."""
     root = Path(path).resolve()
@@ -307,17 +226,20 @@ def build_report(path: str | Path, out: str | Path | None = None) -> Path:
             runs.append(run_view(store, graph, f"r{i}", label, images))
         finally:
             store.close()
-    rounds, datasets, notes = side_tables(root)
+    side = side_tables(root)
     env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=True)
     page = env.get_template("report.html.j2").render(
         title=f"scalehop report: {root.name}",
         root=str(root),
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         runs=runs,
-        rounds=rounds,
-        datasets=datasets,
-        notes=notes,
-        data={"runs": [r.model_dump() for r in runs], "images": images.urls, "layout": LAYOUT},
+        side=side,
+        data={
+            "runs": [r.model_dump() for r in runs],
+            "images": images.urls,
+            "layout": LAYOUT,
+            "accuracy": side.accuracy,
+        },
         script=(_TEMPLATES / "report.js").read_text(),
     )
     target = Path(out) if out else root / REPORT_NAME

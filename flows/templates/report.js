@@ -29,12 +29,30 @@
   const M = { left: 48, right: 16, top: 12, bottom: 30 }, W = 960, H = 320;
   let metric = "states";
 
-  function niceTicks(max, count) {
-    const raw = max / count, mag = Math.pow(10, Math.floor(Math.log10(raw || 1)));
-    const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || mag;
+  // About `count` round tick values from 0 to max (whole numbers unless `fractional`).
+  function niceTicks(max, count, fractional) {
+    const raw = max / count || 1, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    let step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || mag;
+    if (!fractional) step = Math.max(1, Math.round(step));
     const ticks = [];
-    for (let v = 0; v <= max + 1e-9; v += step) ticks.push(Math.round(v));
+    for (let i = 0; i * step <= max + 1e-9; i++) ticks.push(Number((i * step).toFixed(6)));
     return ticks;
+  }
+
+  // Axes with grid lines in a W x H chart; returns the x and y scales.
+  function axes(el, H, xMax, yMax, xTicks, xLabel, yFmt, fractional) {
+    const x = (s) => M.left + (s / (xMax || 1)) * (W - M.left - M.right);
+    const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
+    const axis = svg("g", { class: "axis" }, el);
+    for (const v of niceTicks(yMax, 5, fractional)) {
+      svg("line", { x1: M.left, x2: W - M.right, y1: y(v), y2: y(v), "stroke-opacity": 0.35 }, axis);
+      svg("text", { x: M.left - 6, y: y(v) + 4, "text-anchor": "end" }, axis).textContent = yFmt(v);
+    }
+    for (const [s, label] of xTicks) {
+      svg("text", { x: x(s), y: H - M.bottom + 16, "text-anchor": "middle" }, axis).textContent = label;
+    }
+    svg("text", { x: W - M.right, y: H - 2, "text-anchor": "end" }, axis).textContent = xLabel;
+    return { x, y };
   }
 
   function drawCurves() {
@@ -42,17 +60,7 @@
     const runs = DATA.runs;
     const maxStep = Math.max(1, ...runs.map((r) => r.curves[metric].length - 1));
     const maxVal = Math.max(1, ...runs.map((r) => Math.max(0, ...r.curves[metric])));
-    const x = (s) => M.left + (s / maxStep) * (W - M.left - M.right);
-    const y = (v) => H - M.bottom - (v / maxVal) * (H - M.top - M.bottom);
-    const axis = svg("g", { class: "axis" }, curvesSvg);
-    for (const v of niceTicks(maxVal, 5)) {
-      svg("line", { x1: M.left, x2: W - M.right, y1: y(v), y2: y(v), "stroke-opacity": 0.35 }, axis);
-      svg("text", { x: M.left - 6, y: y(v) + 4, "text-anchor": "end" }, axis).textContent = v;
-    }
-    for (const s of niceTicks(maxStep, 8)) {
-      svg("text", { x: x(s), y: H - M.bottom + 16, "text-anchor": "middle" }, axis).textContent = s;
-    }
-    svg("text", { x: W - M.right, y: H - 2, "text-anchor": "end" }, axis).textContent = "step";
+    const { x, y } = axes(curvesSvg, H, maxStep, maxVal, niceTicks(maxStep, 8).map((s) => [s, s]), "step", (v) => v);
     runs.forEach((run, i) => {
       const points = run.curves[metric].map((v, s) => `${x(s).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
       const line = svg("polyline", { points, fill: "none", stroke: runColor(i), "stroke-width": 2, "data-run": run.key }, curvesSvg);
@@ -223,8 +231,34 @@
   });
   window.addEventListener("mouseup", () => { drag = null; });
 
+  // ---- held-out accuracy per self-improvement round ---------------------------------------------------------
+  function drawAccuracy() {
+    const el = document.getElementById("accuracy-svg"), acc = DATA.accuracy;
+    if (!el || !acc) return;
+    const n = acc.rounds.length, AH = 240, per = acc.series.length;
+    const ticks = acc.rounds.map((r, k) => [k + 0.5, `round ${r}`]);
+    const { x, y } = axes(el, AH, n, 1, ticks, "", (v) => `${Math.round(v * 100)}%`, true);
+    const group = x(1) - x(0), bar = Math.min(48, (group * 0.7) / per);
+    const legend = document.getElementById("accuracy-legend");
+    acc.series.forEach(({ name, values }, i) => {
+      const color = runColor(i + 4);
+      values.forEach((v, k) => {
+        if (v === null) return;
+        const left = x(k + 0.5) - (per * bar) / 2 + i * bar;
+        const rect = svg("rect", { x: left + 2, y: y(v), width: bar - 4, height: y(0) - y(v), fill: color,
+          "data-series": name, "data-round": acc.rounds[k], "data-value": v }, el);
+        svg("title", {}, rect).textContent = `${name}, round ${acc.rounds[k]}: ${(v * 100).toFixed(1)}%`;
+        svg("text", { x: left + bar / 2, y: y(v) - 4, "text-anchor": "middle" }, el).textContent = `${Math.round(v * 100)}%`;
+      });
+      const item = html("span", "", legend);
+      html("i", undefined, item).style.background = color;
+      item.append(name === "after" ? "after (this round's adapter)" : name === "before" ? "before (model in use)" : "base model");
+    });
+  }
+
   const runSelect = document.getElementById("graph-run");
   runSelect.addEventListener("change", () => drawGraph(runSelect.value));
   drawCurves();
+  drawAccuracy();
   if (DATA.runs.length) drawGraph(DATA.runs[0].key);
 })();
