@@ -72,7 +72,7 @@ class SideTables(BaseModel):
 
 def fmt(value: object) -> str:
     """A JSON value as a table cell."""
-    if value is None:
+    if value is None or value == [] or value == {}:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
