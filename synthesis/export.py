@@ -59,9 +59,11 @@ def render_card(splits: list[str], stats: dict) -> str:
 
 
 def push(dd: DatasetDict, repo_id: str, out: Path) -> None:
-    """Push the DatasetDict to the Hub (needs network and a token); a failure names the repo and the cause."""
+    """Push to the Hub as one config per task type (split `train`), as the card's `configs` describe; needs network
+    and a token. A failure names the repo and the cause."""
     try:
-        dd.push_to_hub(repo_id)
+        for split, ds in dd.items():
+            ds.push_to_hub(repo_id, config_name=split, split="train")
     except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many kinds; all mean "not pushed"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise PushError(f"push_to_hub {repo_id} failed ({first}); the dataset is on disk at {out}") from None
