@@ -102,6 +102,7 @@ class _Images:
         self.urls: dict[str, str] = {}
 
     def add(self, store: RunStore, digest: str) -> str:
+        """Encode the blob `digest` once; returns the key the page looks it up by (the digest itself)."""
         if digest not in self.urls:
             image = Image.open(io.BytesIO(store.blob(digest))).convert("RGB")
             image.thumbnail((IMAGE_WIDTH, IMAGE_WIDTH * 4))
