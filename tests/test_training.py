@@ -1,0 +1,255 @@
+"""Self-improvement on real data: failure samples from a short SCALE run of the embedded model on the bundled shop,
+their SFT views, a real LoRA adapter trained on them, its reload, and gating against a deliberately bad adapter."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from explorer.config import BrowserConfig, ExploreConfig
+from explorer.errors import ConfigError
+from explorer.models import Embedder, ModelConfig, embedded_model_dir, load_model
+from explorer.records import Transition
+from explorer.roles import parse_selection, predictor_messages
+from explorer.roles.prompts import prefill
+from flows.cli import main as cli_main
+from flows.explore import run_exploration
+from training import (
+    AdapterCard,
+    TrainConfig,
+    evaluate,
+    gate,
+    judge_answer,
+    load_samples,
+    read_card,
+    sft_examples,
+    split_by_page,
+    write_card,
+)
+from training.improve import run_improvement
+from training.sft import SFTExample, predictor_example
+from training.train import IGNORE, encode, train_adapter
+
+# Few examples, seen often: enough for the adapter to learn its examples' answers (a 135M model needs ~20 passes)
+TINY = {"tasks": ("predictor",), "epochs": 5, "batch_size": 1, "lr": 3e-3, "rank": 8, "alpha": 16, "seed": 0}
+
+
+def _base_q_weights(model) -> dict[str, torch.Tensor]:
+    """The base (non-LoRA) weights of every q_proj of the loaded model, whether or not adapters wrap them."""
+    out = {}
+    for name, module in model.hf_model.named_modules():
+        if name.endswith("q_proj"):
+            out["layers." + name.split("layers.")[-1]] = getattr(module, "base_layer", module).weight.detach().clone()
+    return out
+
+
+@pytest.fixture(scope="module")
+async def failures(site_config, tmp_path_factory):
+    """Samples (failures and understood) of a short real SCALE run on the shop with the embedded model."""
+    runs = tmp_path_factory.mktemp("runs")
+    cfg = ExploreConfig(max_steps=8, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
+    await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=runs, run_id="shop")
+    samples = load_samples([runs / "shop"])
+    assert any(s.kind == "explore" for s in samples), "the base model should mispredict something in 8 steps"
+    return samples
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(ModelConfig())
+
+
+@pytest.fixture(scope="module")
+def trained(failures, model, tmp_path_factory):
+    """A real LoRA adapter trained on the Predictor views of (up to 4) failure samples."""
+    base_file = embedded_model_dir() / "model.safetensors"
+    digest = hashlib.sha256(base_file.read_bytes()).hexdigest()
+    snapshot = _base_q_weights(model)
+    examples = sft_examples(failures, ("predictor",))[:4]
+    out = tmp_path_factory.mktemp("adapters") / "round-1"
+    result = train_adapter(examples, TrainConfig(**TINY), out)
+    return {"result": result, "examples": examples, "dir": out, "base_digest": digest, "snapshot": snapshot}
+
+
+def test_sft_views_come_from_failures_in_the_roles_own_format(failures):
+    examples = sft_examples(failures)
+    sources = {e.source for e in examples}
+    assert sources == {s.id for s in failures if s.kind == "explore"}  # j=0 only; the Judger is never trained
+    by_id = {s.id: s for s in failures}
+    for ex in examples:
+        sample = by_id[ex.source]
+        if ex.role == "predictor":
+            expected = predictor_messages(sample.observation, sample.action, sample.target, sample.selector_reasoning)
+            assert ex.messages == expected and ex.prefill == "OUTCOME:"
+            assert ex.answer.startswith("OUTCOME: " + " ".join(sample.transition.description.split()))
+        else:
+            assert ex.prefill == "MARK:" and "Candidates:" in ex.messages[1]["content"]
+            shown = [e for e in sample.observation.elements if f"[{e.mark}] " in ex.messages[1]["content"]]
+            picked, reason = parse_selection(ex.answer, shown)
+            assert picked.key == sample.action.element_key and reason
+
+
+def test_predictor_targets_are_judged_correct_against_their_own_transition(failures):
+    """What the Predictor is taught must be what the fixed Judger accepts (known Judger defects aside, below)."""
+    similarity = Embedder().similarity
+    checked = 0
+    for sample in failures:
+        description = sample.transition.description
+        if sample.transition.error or description.startswith("The page changes, but"):
+            continue  # see test_judger_rejects_some_true_descriptions
+        verdict = judge_answer(predictor_example(sample).answer, sample, similarity)
+        assert verdict.correct, (description, verdict.reason)
+        checked += 1
+    assert checked
+
+
+@pytest.mark.xfail(strict=True, reason="rule Judger defect: these true descriptions are judged wrong (see report)")
+@pytest.mark.parametrize(
+    "description,error,ssim",
+    [
+        ("The action fails (navigation did not answer within 8000 ms). Nothing visible changes.", "timeout", 1.0),
+        ("The page changes, but no control or text does.", None, 0.9),
+    ],
+)
+def test_judger_rejects_some_true_descriptions(failures, description, error, ssim):
+    sample = (
+        next(s for s in failures if not s.transition.url_changed)
+        if any(not s.transition.url_changed for s in failures)
+        else failures[0]
+    )
+    url = sample.observation.url
+    fields = {"url_before": url, "url_after": url, "url_changed": False, "title_before": "t", "title_after": "t"}
+    truth = Transition(**fields, ssim=ssim, error=error, description=description)
+    sample = replace(sample, transition=truth, outcome_reasoning="because")
+    assert judge_answer(predictor_example(sample).answer, sample, Embedder().similarity).correct
+
+
+def test_examples_are_tokenized_as_inference_reads_them_with_loss_on_the_answer_only(failures, model):
+    tokenizer = model.tokenizer
+    for ex in sft_examples(failures)[:4]:
+        row = encode(ex, tokenizer, 2048)
+        n_prompt = row["labels"].index(next(t for t in row["labels"] if t != IGNORE))
+        prompt = model.prompt_text([*ex.messages, prefill(ex.prefill)])  # exactly what LocalModel generates from
+        assert row["input_ids"][:n_prompt] == tokenizer(prompt, add_special_tokens=False).input_ids
+        assert prompt.count("<|im_start|>system") == 1  # the role's system prompt, not the template's default
+        answer = row["labels"][n_prompt:]
+        assert IGNORE not in answer and answer[-1] == tokenizer.eos_token_id == tokenizer.pad_token_id  # stop kept
+        assert tokenizer.decode(answer, skip_special_tokens=True) == ex.completion
+    assert encode(sft_examples(failures)[0], tokenizer, 40) is None  # too long: skipped, never cut
+
+
+def test_lora_training_changes_the_adapter_weights_and_lowers_the_loss(trained):
+    result = trained["result"]
+    assert result.examples == len(trained["examples"]) and result.steps > 0 and result.tokens > 0
+    losses = result.losses
+    assert sum(losses[-2:]) / 2 < sum(losses[:2]) / 2, losses
+    folder = trained["dir"]
+    assert (folder / "adapter_config.json").is_file() and not (folder / "checkpoints").exists()
+    weights = load_file(folder / "adapter_model.safetensors")
+    lora_b = [v for k, v in weights.items() if "lora_B" in k]
+    assert lora_b and all(torch.count_nonzero(v) > 0 for v in lora_b)  # B starts at zero: trained if non-zero
+    config = json.loads((folder / "adapter_config.json").read_text())
+    assert config["peft_type"] == "LORA" and config["r"] == TINY["rank"]
+
+
+def test_adapter_reloads_and_changes_outputs_while_the_base_stays_untouched(trained, model):
+    base_file = embedded_model_dir() / "model.safetensors"
+    assert hashlib.sha256(base_file.read_bytes()).hexdigest() == trained["base_digest"]
+    ex = trained["examples"][0]
+    conversation = [*ex.messages, prefill(ex.prefill)]
+    base = model.generate(conversation, max_tokens=24, use_adapter=False).text
+    name = model.load_adapter(trained["dir"], name="test-round-1", activate=False)
+    tuned = model.generate(conversation, max_tokens=24, adapter=name).text
+    assert tuned != base
+    assert model.generate(conversation, max_tokens=24, use_adapter=False).text == base  # disabling restores base
+    now = _base_q_weights(model)
+    assert now.keys() == trained["snapshot"].keys() and now
+    assert all(torch.equal(now[k], v) for k, v in trained["snapshot"].items())  # training used its own copy
+
+
+def test_gate_rejects_a_deliberately_bad_adapter(trained, failures, model, tmp_path):
+    """An adapter trained on shuffled targets with a huge learning rate must lose to the good one and be rejected."""
+    good_examples = trained["examples"]
+    targets = [e.completion for e in good_examples]
+    random.Random(1).shuffle(targets)
+    garbage = [
+        SFTExample(e.role, e.messages, e.prefill, " banana " * 8 + t[::-1][:40], e.source)
+        for e, t in zip(good_examples, targets, strict=True)
+    ]
+    bad_dir = tmp_path / "round-2"
+    train_adapter(garbage, TrainConfig(**(TINY | {"lr": 0.05, "epochs": 1})), bad_dir)
+    heldout = [s for s in failures if s.id in {e.source for e in good_examples}]
+    similarity = Embedder().similarity
+    good = evaluate(model, heldout, similarity, model.load_adapter(trained["dir"], name="gate-good", activate=False))
+    bad = evaluate(model, heldout, similarity, model.load_adapter(bad_dir, name="gate-bad", activate=False))
+    assert good.predictor_total == bad.predictor_total == len(heldout)
+    assert good.predictor_accuracy > bad.predictor_accuracy, (good, bad)
+    decision = gate(good, bad)
+    assert not decision.adopted and "regression" in decision.reason and "gate-good" in decision.reason
+    card = AdapterCard(
+        round=2,
+        base_model="smollm2-135m",
+        parent_round=1,
+        data_hash="x",
+        counts={"train_examples": len(garbage)},
+        metrics={"before": good.model_dump(), "after": bad.model_dump()},
+        adopted=decision.adopted,
+        reason=decision.reason,
+    )
+    write_card(bad_dir, card)
+    assert read_card(bad_dir) == card
+
+
+async def test_one_improve_round_trains_evaluates_gates_and_records(failures, site_config, tmp_path):
+    """run_improvement end to end on the fixture's exploration (resumed: its step budget is already spent)."""
+    seed = next(
+        k
+        for k in range(50)
+        if all(any(s.kind == "explore" for s in side) for side in split_by_page(failures, 0.5, seed=k))
+    )
+    root = tmp_path / "improve"
+    shutil.copytree(Path(failures[0].run), root / "explore" / "round-1" / "shop")
+    explore = ExploreConfig(max_steps=8, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
+    train = TrainConfig(max_steps=2, batch_size=2, rank=4, alpha=8, seed=seed)
+    summary = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
+    assert json.loads((root / "improve.json").read_text()) == summary
+    (only,) = summary["rounds"]
+    assert only["failures"] == sum(s.kind == "explore" for s in failures) and only["explore_runs"] == [
+        "explore/round-1/shop"
+    ]
+    assert only["train_examples"] > 0 and only["heldout"] > 0 and only["adapter"] == "adapters/round-1"
+    assert only["before"] == only["base"] and only["after"]["adapter"] == "round-1"
+    assert only["adopted"] == (only["after"]["predictor_accuracy"] >= only["before"]["predictor_accuracy"])
+    assert summary["adopted_adapter"] == ("adapters/round-1" if only["adopted"] else None)
+    card = read_card(root / "adapters" / "round-1")
+    assert card.round == 1 and card.parent_round is None and card.adopted == only["adopted"]
+    assert card.counts["train_examples"] == only["train_examples"] and len(card.data_hash) == 64
+    assert card.metrics["after"]["predictor_total"] == only["heldout"] and card.metrics["train"]["steps"] == 2
+    assert (root / "adapters" / "round-1" / "adapter_model.safetensors").is_file()
+
+
+def test_page_split_keeps_whole_pages_on_one_side(failures):
+    train, heldout = split_by_page(failures, 0.5, seed=3)
+    assert len(train) + len(heldout) == len(failures)
+    assert not {s.page_key for s in train} & {s.page_key for s in heldout}
+
+
+def test_bad_train_config_and_improve_input_name_the_problem(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="lr"):
+        TrainConfig.load(lr=-1)
+    bad = tmp_path / "train.toml"
+    bad.write_text("rank = 0\n")
+    with pytest.raises(ConfigError, match="rank"):
+        TrainConfig.load(bad)
+    assert cli_main(["improve", str(tmp_path / "missing.toml"), "--rounds", "1"]) == 2
+    assert "missing.toml" in capsys.readouterr().err
+    assert cli_main(["improve", "http://127.0.0.1:9/", "--rounds", "0"]) == 2
+    assert "--rounds" in capsys.readouterr().err

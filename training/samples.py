@@ -1,0 +1,181 @@
+"""Stored transitions of exploration runs, rebuilt for prompts: the full observation O_i, the action a_i and its
+target element, the Selector's context at that moment, and what really happened (t_i, r_t_i).
+
+Two sources: `load_samples` reads the ExploreRecords of SCALE runs ("explore" = j=0, the failure samples SFT
+trains on; "understood" = j=1); `crawl_samples` rebuilds the transitions of any run's steps (baselines included)
+from the stored node observations, unlabelled (kind "crawl") until a model's predictions are judged on them.
+`page_key` (path and query, no origin: ports differ between runs) splits held-out pages from training pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from explorer.config import SiteConfig
+from explorer.dedup import normalize_url
+from explorer.errors import ScalehopError
+from explorer.records import Action, ActionOutcome, Element, ExploreRecord, Observation, Transition
+from explorer.store import RunStore, resume
+from explorer.transition import diff, outcome_reasoning
+
+KINDS = ("explore", "understood")
+CRAWL_REASONING = "verification: a random action"  # what the engine tells the Predictor for actions it did not pick
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One stored transition with everything needed to rebuild the prompts the roles saw."""
+
+    run: str  # the run folder
+    record_id: str  # record id, or "step-<n>" for crawled steps
+    kind: str  # "explore" (j=0), "understood" (j=1), or "crawl" (not judged yet)
+    node: str  # node_from
+    observation: Observation  # the full O_i
+    action: Action  # a_i
+    selector_reasoning: str  # r_sel_i
+    transition: Transition  # t_i
+    outcome_reasoning: str  # r_t_i
+    site: SiteConfig
+    tried_keys: tuple[str, ...] = ()  # element keys tried at the node before this step
+    selected: bool = False  # the Selector picked the action (False: verification or crawl)
+
+    @property
+    def id(self) -> str:
+        """`<run folder>#<record id>`."""
+        return f"{self.run}#{self.record_id}"
+
+    @property
+    def target(self) -> Element | None:
+        """The element acted on (by key, else by mark)."""
+        by_key = next((e for e in self.observation.elements if e.key == self.action.element_key), None)
+        return by_key or (self.observation.element(self.action.mark) if self.action.mark is not None else None)
+
+    @property
+    def page_key(self) -> str:
+        """The page of O_i without its origin: the unit of the held-out split."""
+        url = normalize_url(self.observation.url, self.site.ignore_params, self.site.keep_fragment)
+        parts = urlsplit(url)
+        return f"{self.site.name}:{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
+
+    def labelled(self, wrong: bool) -> Sample:
+        """This transition as a failure sample (wrong=True) or an understood one."""
+        return replace(self, kind="explore" if wrong else "understood")
+
+
+def _site(store: RunStore, run_dir) -> SiteConfig:
+    meta = store.meta()
+    if "site" not in meta:
+        raise ScalehopError(f"{run_dir}: the run has no site config in its meta; is it a scalehop run?")
+    return SiteConfig.model_validate(meta["site"])
+
+
+def load_samples(run_dirs: Iterable[str | Path], kinds: tuple[str, ...] = KINDS) -> list[Sample]:
+    """The ExploreRecords of `kinds` of each run (in step order) with full observations."""
+    out: list[Sample] = []
+    for run_dir in run_dirs:
+        store, _ = resume(run_dir)
+        try:
+            site = _site(store, run_dir)
+            tried = _tried_before(store.rows("SELECT step, node_from, action, outcome FROM steps ORDER BY step"))
+            for row in store.records():
+                if row["kind"] not in kinds:
+                    continue
+                rec = ExploreRecord.model_validate(row["payload"])
+                if rec.observation is None:
+                    continue  # written before full observations were stored: no prompt can be rebuilt
+                tried_keys, selected = tried.get(rec.step, ((), True))
+                out.append(
+                    Sample(
+                        run=str(run_dir),
+                        record_id=row["id"],
+                        kind=row["kind"],
+                        node=rec.node_from,
+                        observation=store.observation(rec.observation),
+                        action=rec.action,
+                        selector_reasoning=rec.selector_reasoning,
+                        transition=rec.transition,
+                        outcome_reasoning=rec.outcome_reasoning,
+                        site=site,
+                        tried_keys=tried_keys,
+                        selected=selected,
+                    )
+                )
+        finally:
+            store.close()
+    return out
+
+
+def crawl_samples(run_dir: str | Path) -> list[Sample]:
+    """The transitions of a run's element actions, rebuilt from the stored observations of the two nodes
+    (first-visit observations: exact on deterministic pages). Kind "crawl": judge a model on them to label."""
+    store, graph = resume(run_dir)
+    try:
+        site = _site(store, run_dir)
+        observations: dict[str, Observation] = {}
+
+        def observation(node_id: str) -> Observation | None:
+            digest = graph.node(node_id).observation
+            if digest and node_id not in observations:
+                observations[node_id] = store.observation(digest)
+            return observations.get(node_id)
+
+        out, seen = [], set()
+        for step, node_from, node_to, action_json, outcome_json in store.rows(
+            "SELECT step, node_from, node_to, action, outcome FROM steps ORDER BY step"
+        ):
+            action = Action.model_validate_json(action_json)
+            if not (node_from and node_to and action.element_key) or (node_from, action.element_key) in seen:
+                continue
+            before, after = observation(node_from), observation(node_to)
+            if before is None or after is None or not any(e.key == action.element_key for e in before.elements):
+                continue
+            seen.add((node_from, action.element_key))
+            outcome = ActionOutcome.model_validate({**json.loads(outcome_json), "action": action})
+            transition = diff(before, after, outcome)
+            out.append(
+                Sample(
+                    run=str(run_dir),
+                    record_id=f"step-{step}",
+                    kind="crawl",
+                    node=node_from,
+                    observation=before,
+                    action=action,
+                    selector_reasoning=CRAWL_REASONING,
+                    transition=transition,
+                    outcome_reasoning=outcome_reasoning(action.describe(), transition),
+                    site=site,
+                )
+            )
+        return out
+    finally:
+        store.close()
+
+
+def _tried_before(steps: list[tuple]) -> dict[int, tuple[tuple[str, ...], bool]]:
+    """step -> (element keys tried at its node before it, whether the step was a Selector pick)."""
+    seen: dict[str, list[str]] = defaultdict(list)
+    out = {}
+    for step, node_from, action, outcome in steps:
+        key = json.loads(action).get("element_key")
+        out[step] = (tuple(seen[node_from]), json.loads(outcome).get("kind") == "explore")
+        if node_from and key and key not in seen[node_from]:
+            seen[node_from].append(key)
+    return out
+
+
+def split_by_page(samples: list[Sample], heldout_share: float, seed: int = 0) -> tuple[list[Sample], list[Sample]]:
+    """(train, held-out): whole pages go to one side, chosen by a seeded hash of `page_key`."""
+    if not 0 <= heldout_share < 1:
+        raise ValueError(f"heldout_share must be in [0, 1), got {heldout_share}")
+
+    def heldout(s: Sample) -> bool:
+        digest = hashlib.sha256(f"{seed}:{s.page_key}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") / 2**32 < heldout_share
+
+    return [s for s in samples if not heldout(s)], [s for s in samples if heldout(s)]
