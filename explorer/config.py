@@ -166,6 +166,7 @@ class ExploreConfig(_Strict):
     resample_tries: int = Field(2, ge=0)  # after a right prediction: return and pick again, this often
     stall_steps: int = Field(6, gt=0)  # M: no new state in this many steps at a node is a stall
     verify_actions: int = Field(3, gt=0)  # N: random actions the Predictor must get right for `full`
+    memory: bool = True  # show the Predictor what the same kind of action did earlier in the run
     delta: float = Field(DEFAULT_DELTA, gt=0, le=1)  # SSIM threshold of state identity
     max_variants_per_path: int = Field(30, gt=0)  # URL variants of one path kept as separate states
     contexts: int = Field(1, gt=0)  # parallel browser contexts on the site

@@ -19,9 +19,10 @@ from explorer.baselines import action_for, usable_elements
 from explorer.browser import BrowserSession
 from explorer.budget import Budget
 from explorer.config import ExploreConfig, SiteConfig
+from explorer.memory import TransitionMemory
 from explorer.models import ChatModel
 from explorer.novelty import rank_candidates, signature
-from explorer.records import Action, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
+from explorer.records import Action, Element, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
 from explorer.returning import return_to
 from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
 from explorer.tracker import StateTracker, Step
@@ -42,7 +43,8 @@ class Engine:
     round: int = 0
     stats: RoleStats = field(default_factory=RoleStats)
     kinds: Counter = field(default_factory=Counter)  # element signatures tried anywhere in the run
-    claims: set[str] = field(default_factory=set)  # nodes a worker is exploring now
+    memory: TransitionMemory = field(default_factory=TransitionMemory)
+    claims: dict[int, str] = field(default_factory=dict)  # worker -> the node it explores now
     rng: random.Random = field(default_factory=random.Random)
     _model_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -55,8 +57,17 @@ class Engine:
 
         return await asyncio.to_thread(locked)
 
+    async def predict(self, obs: Observation, selection: Selection, target: Element | None) -> Prediction:
+        """The Predictor, shown the transition memory's hint when the run has one for this kind of action."""
+        hint = self.memory.hint(selection.action) if self.cfg.memory else None
+        action, reasoning = selection.action, selection.reasoning
+        return await self.call(
+            lambda: predict(self.model, obs, action, target, reasoning, self.stats, hint=hint),
+        )
+
     def judge(self, prediction: Prediction, transition: Transition, action: Action) -> Verdict:
-        """The fixed Judger (rule-based)."""
+        """The fixed Judger (rule-based); the transition is remembered for later hints."""
+        self.memory.remember(action, transition)
         return rule_verdict(prediction, transition, self.similarity, acted_name(action))
 
     def record(
@@ -98,13 +109,15 @@ class Engine:
 
         return records
 
-    def pick_node(self, current: str) -> str | None:
-        """Where to explore next: here if it is still frontier, else the nearest unclaimed frontier node."""
+    def pick_node(self, worker: int, current: str) -> str | None:
+        """Where `worker` explores next: here if it is still frontier, else the nearest frontier node that no
+        other worker explores now."""
         graph = self.tracker.graph
+        taken = {node for w, node in self.claims.items() if w != worker}
         here = graph.node(current)
-        if here.status != "full" and here.unreachable is None and current not in self.claims:
+        if here.status != "full" and here.unreachable is None and current not in taken:
             return current
-        found = graph.nearest_frontier(current, exclude=self.claims)
+        found = graph.nearest_frontier(current, exclude=taken)
         return found[0].id if found else None
 
 
@@ -113,14 +126,15 @@ async def run_worker(engine: Engine, session: BrowserSession) -> None:
     tracker = engine.tracker
     step = await tracker.act(session, Action(kind="goto", url=engine.site.start_url), None, None, kind="start")
     node, obs = step.node_id, step.observation
-    while engine.budget.exhausted() is None:
-        target = engine.pick_node(node)
-        if target is None:
-            engine.budget.stop("frontier empty")
-            break
-        engine.budget.hops += 1
-        engine.claims.add(target)
-        try:
+    worker = id(session)
+    try:
+        while engine.budget.exhausted() is None:
+            target = engine.pick_node(worker, node)
+            if target is None:
+                engine.budget.stop("frontier empty")
+                break
+            engine.budget.hops += 1
+            engine.claims[worker] = target
             if target != node:
                 back = await return_to(session, tracker, target, obs)
                 if not back.ok:
@@ -128,8 +142,8 @@ async def run_worker(engine: Engine, session: BrowserSession) -> None:
                     continue
                 obs = back.observation
             node, obs = await explore_node(engine, session, target, obs)
-        finally:
-            engine.claims.discard(target)
+    finally:
+        engine.claims.pop(worker, None)
 
 
 def _last(steps: list[Step], node: str, obs: Observation) -> tuple[str, Observation]:
@@ -151,9 +165,7 @@ async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: 
         tried_names = [e.name for e in obs.elements if e.key in here.tried]
         selection = await engine.call(select, engine.model, obs, ranked, tried_names, engine.rng, engine.stats)
         target = obs.element(selection.action.mark)
-        prediction = await engine.call(
-            predict, engine.model, obs, selection.action, target, selection.reasoning, engine.stats
-        )
+        prediction = await engine.predict(obs, selection, target)
         outcome, after = await tracker.execute(session, selection.action, obs)
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)
@@ -163,9 +175,10 @@ async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: 
         since_new = 0 if step.new_node else since_new + 1
         if not verdict.correct:  # j=0: a cognitive boundary; go on from the state it led to
             understood_in_row = 0
-            engine.claims.discard(node)
             node, obs = step.node_id, after
-            engine.claims.add(node)
+            if graph.node(node).status == "full":  # nothing left to learn there: hop elsewhere
+                return node, obs
+            engine.claims[id(session)] = node
             continue
         understood_in_row += 1  # j=1: nothing to learn here; back to the node, pick again
         if step.node_id == node:
@@ -188,9 +201,7 @@ async def verify_node(engine: Engine, session: BrowserSession, node: str, obs: O
         if engine.budget.exhausted():
             return node, obs
         selection = Selection(action=action_for(element, engine.rng), reasoning="verification: a random action")
-        prediction = await engine.call(
-            predict, engine.model, obs, selection.action, element, selection.reasoning, engine.stats
-        )
+        prediction = await engine.predict(obs, selection, element)
         outcome, after = await tracker.execute(session, selection.action, obs)
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)

@@ -234,6 +234,7 @@ class Prediction(BaseModel):
     reasoning: str = ""
     fallback: bool = False  # the model's output did not parse: this is the recorded fallback
     raw: str = ""  # the model's text
+    hint: str | None = None  # the transition memory's hint the Predictor was shown (rebuilds the prompt exactly)
 
 
 class Verdict(BaseModel):

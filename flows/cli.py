@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--hops", type=int, default=60, help="outer-loop hops (SCALE-Hop)")
     exp.add_argument("--steps", type=int, help="browser actions in total (resumed runs included)")
     exp.add_argument("--steps-per-hop", type=int, default=25, help="K: inner-loop steps at one node")
+    exp.add_argument("--stall-steps", type=int, default=6, help="M: steps without a new state that make a stall")
+    exp.add_argument("--verify-actions", type=int, default=3, help="N: random actions a stalled node is checked on")
+    exp.add_argument("--no-memory", action="store_true", help="do not show the Predictor earlier transitions")
     exp.add_argument("--contexts", type=int, default=1, help="parallel browser contexts")
     exp.add_argument("--max-seconds", type=float)
     exp.add_argument("--runs-dir", default="runs")
@@ -127,6 +130,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         "hops": args.hops,
         "max_steps": args.steps,
         "steps_per_hop": args.steps_per_hop,
+        "stall_steps": args.stall_steps,
+        "verify_actions": args.verify_actions,
+        "memory": not args.no_memory,
         "contexts": args.contexts,
         "max_seconds": args.max_seconds,
         "seed": args.seed,

@@ -14,6 +14,7 @@ from explorer.browser import Chromium
 from explorer.budget import Budget
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.loop import Engine, run_worker
+from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
 from explorer.models import ModelConfig
 from explorer.store import RunStore, resume
@@ -80,7 +81,8 @@ async def run_exploration(
         async with await Chromium.launch(browser, site.allowed_origins) as chromium:
             sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
             if cfg.strategy == "scale":
-                engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng)
+                memory = TransitionMemory.from_records(store.records())
+                engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory)
                 workers = [run_worker(engine, s) for s in sessions]
             else:
                 worker = {"random": random_worker, "bfs": bfs_worker, "greedy": greedy_worker}[cfg.strategy]

@@ -29,14 +29,18 @@ PREFILL = "OUTCOME:"  # the answer is started for the model: small models then k
 KINDS = (' Navigates to "', " Appears:", " Disappears:", " Changes:", " " + FALLBACK_CHANGE)
 
 
-def predictor_messages(obs: Observation, action: Action, target: Element | None, selector_reasoning: str):
-    """The Predictor's prompt: page summary, the target's neighbourhood, the action and why it was chosen."""
+def predictor_messages(
+    obs: Observation, action: Action, target: Element | None, selector_reasoning: str, hint: str | None = None
+):
+    """The Predictor's prompt: page summary, the target's neighbourhood, the action and why it was chosen, and
+    what an element of the same kind did earlier in the run (`hint`, from the transition memory), if anything."""
     return messages(
         "predictor",
         page=page_summary(obs),
         neighbourhood=neighbourhood(obs, target) if target else "(no element)",
         action=action.describe(),
         selector_reasoning=selector_reasoning[:200] or "-",
+        hint=f"\nSeen before: {hint}" if hint else "",
     )
 
 
@@ -73,17 +77,18 @@ def predict(
     selector_reasoning: str,
     stats: RoleStats | None = None,
     *,
+    hint: str | None = None,
     use_adapter: bool = True,
 ) -> Prediction:
     """Ask the model what `action` will do: it picks the outcome kind, then writes the rest of the outcome.
     One stricter repair, then a recorded fallback."""
-    msgs = predictor_messages(obs, action, target, selector_reasoning)
+    msgs = predictor_messages(obs, action, target, selector_reasoning, hint)
     images = [obs.som_screenshot] if model.sees_images else None
     kind = model.choose([*msgs, prefill(PREFILL)], KINDS, images, role="predictor", use_adapter=use_adapter)
     start = PREFILL + (KINDS[kind] if kind is not None else "")
     if start.endswith(FALLBACK_CHANGE):
         (stats or RoleStats()).calls["predictor"] += 1
-        return Prediction(navigates=False, change=FALLBACK_CHANGE, raw=start)
+        return Prediction(navigates=False, change=FALLBACK_CHANGE, raw=start, hint=hint)
     prediction, raw = ask(
         model,
         "predictor",
@@ -97,5 +102,7 @@ def predict(
         use_adapter=use_adapter,
     )
     if prediction is None:
-        return Prediction(navigates=False, change=FALLBACK_CHANGE, reasoning="fallback", fallback=True, raw=raw)
-    return prediction
+        return Prediction(
+            navigates=False, change=FALLBACK_CHANGE, reasoning="fallback", fallback=True, raw=raw, hint=hint
+        )
+    return prediction.model_copy(update={"hint": hint})
