@@ -1,0 +1,96 @@
+"""Prefect: a real `prefect server` (SQLite) and a process work-pool worker run a deployment from prefect.yaml;
+the flows run in-process against the same server."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory):
+    """`prefect server start` on a free port with its own PREFECT_HOME and SQLite database; stopped by PID."""
+    home = tmp_path_factory.mktemp("prefect")
+    port = _free_port()
+    env = os.environ | {
+        "PREFECT_HOME": str(home),
+        "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{home}/prefect.db",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_UI_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+    }
+    log = open(home / "server.log", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    api = f"http://127.0.0.1:{port}/api"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert server.poll() is None, (home / "server.log").read_text()[-2000:]
+        try:
+            if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    else:
+        pytest.fail("prefect server did not start in 180 s:\n" + (home / "server.log").read_text()[-2000:])
+    yield api, env | {"PREFECT_API_URL": api}
+    server.terminate()
+    server.wait(timeout=30)
+    log.close()
+
+
+def _prefect(env: dict, *args: str, timeout: float = 300) -> str:
+    result = subprocess.run(
+        [str(BIN / "prefect"), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert result.returncode == 0, f"prefect {' '.join(args)}:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
+    return result.stdout
+
+
+def test_a_worker_runs_the_explore_deployment_from_prefect_yaml(prefect_server, site_urls, tmp_path):
+    api, env = prefect_server
+    _prefect(env, "work-pool", "create", "browsers", "--type", "process")
+    _prefect(env, "deploy", "--name", "explore-forum", "--no-prompt")
+    explore = json.dumps({"strategy": "random", "max_steps": 6, "seed": 0})
+    params = ["--param", f"site={site_urls['forum']}", "--param", f"explore={explore}"]
+    params += ["--param", f"runs_dir={tmp_path}", "--param", "run_id=scheduled"]
+    _prefect(env, "deployment", "run", "explore_site/explore-forum", *params)
+    _prefect(env, "worker", "start", "--pool", "browsers", "--run-once", timeout=600)
+
+    runs = httpx.post(f"{api}/flow_runs/filter", json={"limit": 20}).json()
+    states = [r["state"]["type"] for r in runs]
+    assert states.count("COMPLETED") == 1 and set(states) == {"COMPLETED", "SCHEDULED"}, runs
+    scheduled = [r for r in runs if r["state"]["type"] == "SCHEDULED"]
+    assert all(r["expected_start_time"].endswith("02:30:00Z") for r in scheduled)  # prefect.yaml's cron
+    db = tmp_path / "scheduled" / "run.sqlite"
+    conn = sqlite3.connect(db)
+    try:
+        steps = conn.execute("SELECT COUNT(*) FROM steps").fetchone()[0]
+        nodes = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+    finally:
+        conn.close()
+    assert steps == 6 and nodes >= 2  # the worker explored the forum into the store
