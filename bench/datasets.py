@@ -62,9 +62,9 @@ def measure(run_dir: Path, model, rows: list, replays: list) -> None:
         template_rate = len(tasks) / best if best else 0.0
         model_rate = len(sample) / model_s if sample else 0.0
         ratio = f"{template_rate / model_rate:.0f}x" if model_rate else "-"
-        rows.append(
-            [source.site_name, name, len(tasks), template_rate, model_rate, ratio, f"{fallbacks}/{len(sample)}"]
-        )
+        site = tasks[0].site if tasks else "-"
+        rows.append([site, name, len(tasks), template_rate, f"{model_rate:.2f}", ratio, f"{fallbacks}/{len(sample)}"])
+    source = open_run(run_dir)
     multi = build_multi_step(source, recipe)
     t0 = time.perf_counter()
     kept, drops = asyncio.run(
