@@ -23,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# the repo root replaces this script's folder on the path: bench/datasets.py would hide Hugging Face `datasets`
+sys.path[0] = str(Path(__file__).resolve().parents[1])
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -141,6 +142,7 @@ def main() -> None:
                 f"{tuned.seconds:.0f}",
             ]
         )
+        print("seed", *rows[-1], file=sys.stderr, flush=True)  # progress; the table comes at the end
     print_table(
         [
             "seed",

@@ -55,10 +55,10 @@ def _base_q_weights(model) -> dict[str, torch.Tensor]:
 async def failures(site_config, tmp_path_factory):
     """Samples (failures and understood) of a short real SCALE run on the shop with the embedded model."""
     runs = tmp_path_factory.mktemp("runs")
-    cfg = ExploreConfig(max_steps=8, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
+    cfg = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
     await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=runs, run_id="shop")
     samples = load_samples([runs / "shop"])
-    assert any(s.kind == "explore" for s in samples), "the base model should mispredict something in 8 steps"
+    assert any(s.kind == "explore" for s in samples), "the base model should mispredict something in 6 steps"
     return samples
 
 
@@ -217,7 +217,7 @@ async def test_one_improve_round_trains_evaluates_gates_and_records(failures, si
     )
     root = tmp_path / "improve"
     shutil.copytree(Path(failures[0].run), root / "explore" / "round-1" / "shop")
-    explore = ExploreConfig(max_steps=8, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
+    explore = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
     train = TrainConfig(max_steps=2, batch_size=2, rank=4, alpha=8, seed=seed)
     summary = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
     assert json.loads((root / "improve.json").read_text()) == summary

@@ -35,7 +35,7 @@ class TrainConfig(BaseModel):
     dropout: float = Field(0.05, ge=0, lt=1)
     target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
     # optimisation
-    lr: float = Field(2e-4, gt=0)
+    lr: float = Field(1e-3, gt=0)
     epochs: float = Field(2.0, gt=0)
     max_steps: int | None = Field(None, gt=0)  # optimizer steps; overrides epochs when set
     batch_size: int = Field(4, gt=0)
@@ -44,8 +44,7 @@ class TrainConfig(BaseModel):
     weight_decay: float = Field(0.0, ge=0)
     max_length: int = Field(640, gt=16)  # prompt + completion tokens; longer examples lose prompt tokens first
     seed: int = 0
-    # data views: one multi-task adapter for Selector + Predictor, or one adapter per role
-    roles: Literal["shared", "per_role"] = "shared"
+    # the roles the adapter learns: both (one multi-task adapter, the default) or one of them
     tasks: tuple[Literal["selector", "predictor"], ...] = ("selector", "predictor")
     # hardware (off on CPU; on GPU turn both on)
     bf16: bool = False

@@ -140,8 +140,8 @@ async def run_improvement(
         explore_model = ModelConfig(model=train.base_model, adapter=None if current is None else str(current))
         new_runs = await explore_round(sites, k, root, explore, browser, explore_model)
         runs += new_runs
-        fresh = load_samples(new_runs)
         samples = load_samples(runs)
+        fresh = [s for s in samples if Path(s.run) in new_runs]
         train_set, heldout = split_by_page(samples, heldout_share, seed=train.seed)
         folder, result, examples = train_round(train_set, k, root, train)
         base = evaluate_adapter(model, heldout, similarity, None) if heldout else None
