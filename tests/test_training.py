@@ -3,10 +3,14 @@ their SFT views, a real LoRA adapter trained on them, its reload, and gating aga
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
 import shutil
+import subprocess
+import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -158,6 +162,32 @@ def test_lora_training_changes_the_adapter_weights_and_lowers_the_loss(trained):
     assert lora_b and all(torch.count_nonzero(v) > 0 for v in lora_b)  # B starts at zero: trained if non-zero
     config = json.loads((folder / "adapter_config.json").read_text())
     assert config["peft_type"] == "LORA" and config["r"] == TINY["rank"]
+
+
+def test_a_killed_training_resumes_from_its_last_checkpoint(trained, tmp_path):
+    examples = trained["examples"][:2]
+    (tmp_path / "examples.json").write_text(json.dumps([dataclasses.asdict(e) for e in examples]))
+    cfg = {**TINY, "epochs": 1, "max_steps": 3, "save_steps": 1, "rank": 4, "alpha": 8}
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    out = tmp_path / "adapter"
+    script = (
+        "import json, sys; from training.sft import SFTExample; from training.config import TrainConfig;"
+        "from training.train import train_adapter; d = sys.argv[1];"
+        "ex = [SFTExample(**e) for e in json.load(open(d + '/examples.json'))];"
+        "train_adapter(ex, TrainConfig(**json.load(open(d + '/cfg.json'))), d + '/adapter')"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], cwd=Path(__file__).parents[1])
+    try:
+        while not list((out / "checkpoints").glob("checkpoint-*/trainer_state.json")) and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(0.5)  # let the checkpoint finish writing its files
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list((out / "checkpoints").glob("checkpoint-*")), "the run was killed before its first checkpoint"
+    result = train_adapter(examples, TrainConfig(**cfg), out)
+    assert result.resumed_from and "checkpoint-" in result.resumed_from
+    assert result.steps == 3 and (out / "adapter_model.safetensors").is_file()
 
 
 def test_adapter_reloads_and_changes_outputs_while_the_base_stays_untouched(trained, model):

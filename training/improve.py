@@ -99,6 +99,95 @@ def _shown(path: Path | str | None, root: Path) -> str | None:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
+def new_summary(
+    sites: Sequence[SiteConfig],
+    improve_dir: str | Path,
+    explore: ExploreConfig,
+    train: TrainConfig,
+    heldout_share: float,
+    start_adapter: str | Path | None = None,
+) -> dict:
+    """The improve.json of a run with no rounds yet (checks the inputs; creates the folder)."""
+    names = [s.name for s in sites]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"site names must differ (they name the run folders): {names}")
+    root = Path(improve_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    return {
+        "improve_id": root.name,
+        "base_model": train.base_model,
+        "sites": names,
+        "heldout_share": heldout_share,
+        "train_config": train.model_dump(mode="json"),
+        "explore_config": explore.model_dump(mode="json"),
+        "rounds": [],
+        "adopted_adapter": _shown(start_adapter, root),
+    }
+
+
+def adopted(summary: dict, improve_dir: str | Path) -> Path | None:
+    """The adapter folder in use after the summary's last round (None: the base model)."""
+    shown = summary["adopted_adapter"]
+    return None if shown is None else Path(improve_dir) / shown  # an absolute path stays as it is
+
+
+def learn_round(
+    summary: dict,
+    k: int,
+    improve_dir: str | Path,
+    new_runs: Sequence[Path],
+    train: TrainConfig,
+    model,
+    similarity,
+    seconds: float = 0.0,
+) -> dict:
+    """The learning half of round k, after its runs were explored: split every run so far by page, train on the
+    failures of the training pages, evaluate base / current / new on the held-out pages, gate, write the card;
+    appends the round to `summary`, rewrites improve.json and returns the summary."""
+    t0 = time.perf_counter()
+    root = Path(improve_dir)
+    current = adopted(summary, root)
+    runs = [root / r for done in summary["rounds"] for r in done["explore_runs"]] + [Path(r) for r in new_runs]
+    samples = load_samples(runs)
+    fresh = [s for s in samples if Path(s.run) in {Path(r) for r in new_runs}]
+    train_set, heldout = split_by_page(samples, summary["heldout_share"], seed=train.seed)
+    folder, result, examples = train_round(train_set, k, root, train)
+    base = evaluate_adapter(model, heldout, similarity, None) if heldout else None
+    before = after = decision = None
+    if base is not None:
+        before = base if current is None else evaluate_adapter(model, heldout, similarity, current, set(base.wrong))
+        if folder is not None:
+            after = evaluate_adapter(model, heldout, similarity, folder, set(base.wrong))
+            decision = gate(before, after)
+    if decision is None:
+        why = "no training examples" if folder is None else "no held-out transitions to evaluate on"
+        decision = GateDecision(adopted=False, reason=f"{why}: keeping the current model", before=0.0, after=0.0)
+    if folder is not None:
+        _card(folder, k, train, current, examples, fresh, heldout, before, after, result, decision)
+    summary["rounds"].append(
+        {
+            "round": k,
+            "explored_with": _shown(current, root),
+            "explore_runs": [_shown(r, root) for r in new_runs],
+            "failures": sum(s.kind == "explore" for s in fresh),
+            "transitions": len(fresh),
+            "train_examples": len(examples),
+            "heldout": len(heldout),
+            "base": _public(base),
+            "before": _public(before),
+            "after": _public(after),
+            "adopted": decision.adopted,
+            "reason": decision.reason,
+            "adapter": _shown(folder, root),
+            "train": None if result is None else result.metrics(),
+            "seconds": round(seconds + time.perf_counter() - t0, 1),
+        }
+    )
+    summary["adopted_adapter"] = _shown(folder if decision.adopted else current, root)
+    (root / "improve.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
 async def run_improvement(
     sites: Sequence[SiteConfig],
     rounds: int,
@@ -115,71 +204,16 @@ async def run_improvement(
 
     if rounds < 1:
         raise ConfigError(f"--rounds {rounds}: run at least one round")
-    names = [s.name for s in sites]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"site names must differ (they name the run folders): {names}")
-    root = Path(improve_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    summary = new_summary(sites, improve_dir, explore, train, heldout_share, start_adapter)
     browser = browser or BrowserConfig()
     model = load_model(ModelConfig(model=train.base_model))
     similarity = Embedder().similarity
-    summary = {
-        "improve_id": root.name,
-        "base_model": train.base_model,
-        "sites": names,
-        "heldout_share": heldout_share,
-        "train_config": train.model_dump(mode="json"),
-        "explore_config": explore.model_dump(mode="json"),
-        "rounds": [],
-        "adopted_adapter": _shown(start_adapter, root),
-    }
-    current: Path | None = None if start_adapter is None else Path(start_adapter)
-    runs: list[Path] = []
     for k in range(1, rounds + 1):
         t0 = time.perf_counter()
+        current = adopted(summary, improve_dir)
         explore_model = ModelConfig(model=train.base_model, adapter=None if current is None else str(current))
-        new_runs = await explore_round(sites, k, root, explore, browser, explore_model)
-        runs += new_runs
-        samples = load_samples(runs)
-        fresh = [s for s in samples if Path(s.run) in new_runs]
-        train_set, heldout = split_by_page(samples, heldout_share, seed=train.seed)
-        folder, result, examples = train_round(train_set, k, root, train)
-        base = evaluate_adapter(model, heldout, similarity, None) if heldout else None
-        before = after = decision = None
-        if base is not None:
-            before = base if current is None else evaluate_adapter(model, heldout, similarity, current, set(base.wrong))
-            if folder is not None:
-                after = evaluate_adapter(model, heldout, similarity, folder, set(base.wrong))
-                decision = gate(before, after)
-        if decision is None:
-            why = "no training examples" if folder is None else "no held-out transitions to evaluate on"
-            decision = GateDecision(adopted=False, reason=f"{why}: keeping the current model", before=0.0, after=0.0)
-        if folder is not None:
-            _card(folder, k, train, current, examples, fresh, heldout, before, after, result, decision)
-        explored_with = current
-        if decision.adopted:
-            current = folder
-        summary["rounds"].append(
-            {
-                "round": k,
-                "explored_with": _shown(explored_with, root),
-                "explore_runs": [_shown(r, root) for r in new_runs],
-                "failures": sum(s.kind == "explore" for s in fresh),
-                "transitions": len(fresh),
-                "train_examples": len(examples),
-                "heldout": len(heldout),
-                "base": _public(base),
-                "before": _public(before),
-                "after": _public(after),
-                "adopted": decision.adopted,
-                "reason": decision.reason,
-                "adapter": _shown(folder, root),
-                "train": None if result is None else result.metrics(),
-                "seconds": round(time.perf_counter() - t0, 1),
-            }
-        )
-        summary["adopted_adapter"] = _shown(current, root)
-        (root / "improve.json").write_text(json.dumps(summary, indent=2))
+        new_runs = await explore_round(sites, k, improve_dir, explore, browser, explore_model)
+        learn_round(summary, k, improve_dir, new_runs, train, model, similarity, time.perf_counter() - t0)
     return summary
 
 

@@ -190,8 +190,9 @@ def _pad_id(tokenizer) -> int:
 
 
 def _last_checkpoint(folder: Path) -> Path | None:
-    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[-1])) if folder.is_dir() else []
-    return found[-1] if found else None
+    """The newest complete checkpoint (the Trainer writes trainer_state.json last), or None."""
+    done = [p.parent for p in folder.glob("checkpoint-*/trainer_state.json")] if folder.is_dir() else []
+    return max(done, key=lambda p: int(p.name.rsplit("-", 1)[-1]), default=None)
 
 
 def _epoch_of(checkpoint: Path) -> float:
