@@ -14,14 +14,17 @@ Tasks retry on transient faults (a browser crash, a model server 5xx); configura
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from pathlib import Path
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import acreate_table_artifact, create_markdown_artifact, create_table_artifact
 
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig, load_site_config
 from explorer.errors import ScalehopError
 from explorer.models import ModelConfig
+from training.config import TrainConfig
 
 RETRIES = 2
 RETRY_DELAY_S = 10
@@ -58,7 +61,7 @@ async def explore_task(
 
 @flow(name="explore_site", log_prints=True)
 async def explore_site(
-    site: str,
+    site: str | SiteConfig,
     explore: ExploreConfig | None = None,
     model: ModelConfig | None = None,
     runs_dir: str = "runs",
@@ -74,7 +77,7 @@ async def explore_site(
     summary = await explore_task.with_options(tags=[f"site:{config.name}"])(
         config, explore, BrowserConfig(executable=chromium), model or ModelConfig(), runs_dir, run_id
     )
-    await create_table_artifact(
+    await acreate_table_artifact(
         key=f"explore-{_key(config.name)}",
         table=[{k: summary[k] for k in ("run_id", "strategy", "steps", "states", "urls", "failures", "tokens")}],
         description=f"Exploration of {config.name}: {summary['run_dir']}",
@@ -101,6 +104,106 @@ def build_dataset(run_dirs: list[str], recipe: str | None = None, out: str | Non
         markdown="\n".join(["# Dataset", f"`{stats['out']}`", "", "| task type | rows |", "|---|---|", *lines]),
     )
     return stats
+
+
+@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient)
+def learn_task(summary: dict, k: int, improve_dir: str, new_runs: list[str], train: TrainConfig, seconds: float):
+    """Round k's learning half (training.improve.learn_round): train, evaluate, gate; returns the summary."""
+    from explorer.models import Embedder, load_model
+    from training.improve import learn_round
+
+    model = load_model(ModelConfig(model=train.base_model))
+    return learn_round(
+        summary, k, improve_dir, [Path(r) for r in new_runs], train, model, Embedder().similarity, seconds
+    )
+
+
+@flow(name="train_round", log_prints=True)
+def train_round(
+    improve_dir: str, k: int, runs: list[str], train: TrainConfig | None = None, heldout_share: float = 0.3
+) -> dict:
+    """Learn from explored runs as round k of the improve run `improve_dir` (continuing its improve.json)."""
+    from training.improve import new_summary
+
+    train = train or TrainConfig()
+    summary_file = Path(improve_dir) / "improve.json"
+    if summary_file.exists():
+        summary = json.loads(summary_file.read_text())
+    else:
+        sites = [SiteConfig.model_validate(_run_meta(r)["site"]) for r in runs]
+        summary = new_summary(sites, improve_dir, ExploreConfig(), train, heldout_share)
+    summary = learn_task(summary, k, improve_dir, runs, train, 0.0)
+    create_table_artifact(key=_rounds_key(summary), table=round_rows(summary), description="Self-improvement rounds")
+    return summary
+
+
+@flow(name="self_improve", log_prints=True)
+async def self_improve(
+    sites: list[str | SiteConfig],
+    rounds: int = 1,
+    runs_dir: str = "runs",
+    improve_id: str | None = None,
+    explore: ExploreConfig | None = None,
+    train: TrainConfig | None = None,
+    heldout_share: float = 0.3,
+    chromium: str | None = None,
+) -> dict:
+    """R rounds: explore every site concurrently (one task per site) with the adopted adapter, then train,
+    evaluate and gate; the improve run goes to `runs_dir/improve_id` (improve.json, explore/, adapters/)."""
+    from training.improve import adopted, new_summary
+
+    configs = [site_config(s) for s in sites]
+    explore, train = explore or ExploreConfig(), train or TrainConfig()
+    root = Path(runs_dir) / (improve_id or time.strftime("%Y%m%d-%H%M%S") + "-improve")
+    summary = new_summary(configs, root, explore, train, heldout_share)
+    browser = BrowserConfig(executable=chromium)
+    for k in range(1, rounds + 1):
+        t0 = time.perf_counter()
+        current = adopted(summary, root)
+        model = ModelConfig(model=train.base_model, adapter=None if current is None else str(current))
+        round_dir = root / "explore" / f"round-{k}"
+        await asyncio.gather(
+            *(
+                explore_task.with_options(tags=[f"site:{c.name}"])(c, explore, browser, model, str(round_dir), c.name)
+                for c in configs
+            )
+        )
+        new_runs = [str(round_dir / c.name) for c in configs]
+        summary = await asyncio.to_thread(learn_task, summary, k, str(root), new_runs, train, time.perf_counter() - t0)
+        await acreate_table_artifact(
+            key=_rounds_key(summary), table=round_rows(summary), description="Self-improvement rounds"
+        )
+    return summary
+
+
+def round_rows(summary: dict) -> list[dict]:
+    """The rounds so far as table rows: failures, held-out accuracy before and after, the gate's decision."""
+    return [
+        {
+            "round": r["round"],
+            "failures": r["failures"],
+            "heldout": r["heldout"],
+            "accuracy_before": (r["before"] or {}).get("predictor_accuracy"),
+            "accuracy_after": (r["after"] or {}).get("predictor_accuracy"),
+            "adopted": r["adopted"],
+            "reason": r["reason"],
+        }
+        for r in summary["rounds"]
+    ]
+
+
+def _rounds_key(summary: dict) -> str:
+    return f"improve-{_key(summary['improve_id'])}"
+
+
+def _run_meta(run_dir: str) -> dict:
+    from explorer.store import RunStore
+
+    store = RunStore(run_dir)
+    try:
+        return store.meta()
+    finally:
+        store.close()
 
 
 @task

@@ -94,3 +94,45 @@ def test_a_worker_runs_the_explore_deployment_from_prefect_yaml(prefect_server, 
     finally:
         conn.close()
     assert steps == 6 and nodes >= 2  # the worker explored the forum into the store
+
+
+def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(prefect_server, site_config, tmp_path):
+    import asyncio
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from explorer.config import ExploreConfig
+    from flows.pipeline import self_improve
+    from training.config import TrainConfig
+
+    api, _ = prefect_server
+    sites = [site_config("shop"), site_config("forum")]
+    explore = ExploreConfig(max_steps=5, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
+    train = TrainConfig(epochs=1, max_steps=2, batch_size=2, max_length=384, rank=4, alpha=8)
+    with temporary_settings({PREFECT_API_URL: api}):
+        summary = asyncio.run(
+            self_improve(sites, rounds=1, runs_dir=str(tmp_path), improve_id="imp", explore=explore, train=train)
+        )
+    root = tmp_path / "imp"
+    assert json.loads((root / "improve.json").read_text()) == summary
+    (round1,) = summary["rounds"]
+    assert round1["explore_runs"] == ["explore/round-1/shop", "explore/round-1/forum"]
+    for run in round1["explore_runs"]:
+        conn = sqlite3.connect(root / run / "run.sqlite")
+        assert conn.execute("SELECT COUNT(*) FROM steps").fetchone()[0] == 5
+        conn.close()
+    assert round1["failures"] > 0 and round1["train_examples"] > 0 and round1["adapter"] == "adapters/round-1"
+    assert (root / "adapters/round-1/adapter_config.json").exists()
+    card = json.loads((root / "adapters/round-1/card.json").read_text())
+    assert card["adopted"] == round1["adopted"] and card["round"] == 1
+
+    ours = httpx.post(f"{api}/flow_runs/filter", json={"flows": {"name": {"any_": ["self_improve"]}}}).json()
+    assert [r["state"]["type"] for r in ours] == ["COMPLETED"]
+    tasks = httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [ours[0]["id"]]}}}).json()
+    names = sorted(t["task_key"].rsplit("-", 1)[0] for t in tasks)
+    assert [n for n in names if "explore" in n] == ["explore_task", "explore_task"] and any("learn" in n for n in names)
+    assert all(t["state"]["type"] == "COMPLETED" for t in tasks)
+    tags = sorted(tag for t in tasks for tag in t["tags"] if tag.startswith("site:"))
+    assert tags == ["site:forum", "site:shop"]  # one concurrency tag per site
+    artifacts = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": ["improve-imp"]}}}).json()
+    assert artifacts and artifacts[0]["type"] == "table"
