@@ -14,7 +14,7 @@ from explorer.errors import ScalehopError
 
 # Stages whose verbs live next to their code: each module has `add_commands(sub)`, which adds its parsers and
 # binds each to its command function with `set_defaults(handler=...)`.
-VERB_MODULES: tuple[str, ...] = ("flows.report", "training.cli", "synthesis.cli")
+VERB_MODULES: tuple[str, ...] = ("flows.report", "flows.schedule", "training.cli", "synthesis.cli")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -183,7 +183,7 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from flows.demo import run_demo
 
-    run_demo(out=args.out, browser=BrowserConfig(executable=args.chromium))
+    run_demo(out=args.out, chromium=args.chromium)
     return 0
 
 

@@ -73,15 +73,29 @@ def _prefect(env: dict, *args: str, timeout: float = 300) -> str:
 
 def test_a_worker_runs_the_explore_deployment_from_prefect_yaml(prefect_server, site_urls, tmp_path):
     api, env = prefect_server
-    _prefect(env, "work-pool", "create", "browsers", "--type", "process")
-    _prefect(env, "deploy", "--name", "explore-forum", "--no-prompt")
+    scheduled = subprocess.run(
+        [str(BIN / "scalehop"), "schedule"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert scheduled.returncode == 0, scheduled.stderr
+    pools = httpx.post(f"{api}/work_pools/filter", json={}).json()
+    assert {p["name"] for p in pools} >= {"browsers", "gpus"}
+    limits = httpx.post(f"{api}/concurrency_limits/filter", json={}).json()
+    assert {(c["tag"], c["concurrency_limit"]) for c in limits} == {
+        ("site:shop", 1),
+        ("site:forum", 1),
+        ("site:classifieds", 1),
+    }
+    deployments = httpx.post(f"{api}/deployments/filter", json={}).json()
+    assert {d["name"] for d in deployments} >= {"explore-forum", "build-dataset", "self-improve", "report"}
     explore = json.dumps({"strategy": "random", "max_steps": 6, "seed": 0})
     params = ["--param", f"site={site_urls['forum']}", "--param", f"explore={explore}"]
     params += ["--param", f"runs_dir={tmp_path}", "--param", "run_id=scheduled"]
     _prefect(env, "deployment", "run", "explore_site/explore-forum", *params)
     _prefect(env, "worker", "start", "--pool", "browsers", "--run-once", timeout=600)
 
-    runs = httpx.post(f"{api}/flow_runs/filter", json={"limit": 20}).json()
+    forum = next(d for d in deployments if d["name"] == "explore-forum")
+    filter_ = {"deployments": {"id": {"any_": [forum["id"]]}}, "limit": 20}
+    runs = httpx.post(f"{api}/flow_runs/filter", json=filter_).json()
     states = [r["state"]["type"] for r in runs]
     assert states.count("COMPLETED") == 1 and set(states) == {"COMPLETED", "SCHEDULED"}, runs
     scheduled = [r for r in runs if r["state"]["type"] == "SCHEDULED"]
