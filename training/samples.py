@@ -170,12 +170,17 @@ def _tried_before(steps: list[tuple]) -> dict[int, tuple[tuple[str, ...], bool]]
 
 
 def split_by_page(samples: list[Sample], heldout_share: float, seed: int = 0) -> tuple[list[Sample], list[Sample]]:
-    """(train, held-out): whole pages go to one side, chosen by a seeded hash of `page_key`."""
+    """(train, held-out): whole pages go to one side, chosen by a seeded hash of `page_key`. With two or more
+    pages and a share above 0, each side gets at least one page (short runs see only a few pages)."""
     if not 0 <= heldout_share < 1:
         raise ValueError(f"heldout_share must be in [0, 1), got {heldout_share}")
 
-    def heldout(s: Sample) -> bool:
-        digest = hashlib.sha256(f"{seed}:{s.page_key}".encode()).digest()
-        return int.from_bytes(digest[:4], "big") / 2**32 < heldout_share
+    def rank(page: str) -> float:
+        return int.from_bytes(hashlib.sha256(f"{seed}:{page}".encode()).digest()[:4], "big") / 2**32
 
-    return [s for s in samples if not heldout(s)], [s for s in samples if heldout(s)]
+    pages = sorted({s.page_key for s in samples}, key=rank)
+    held = {p for p in pages if rank(p) < heldout_share}
+    if heldout_share > 0 and len(pages) >= 2:
+        held = held or {pages[0]}
+        held = held - {pages[-1]} if held == set(pages) else held
+    return [s for s in samples if s.page_key not in held], [s for s in samples if s.page_key in held]
