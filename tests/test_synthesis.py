@@ -42,6 +42,7 @@ PHONE = "+1 415-555-0134"
 PLANTED = (SECRET, EMAIL, PHONE)
 # The module's exploration runs the embedded model: about a minute on a quiet 2-core machine, several on a busy one.
 pytestmark = pytest.mark.timeout(600)
+BOUNDED = {"max_path": 3, "limit": 6}  # replay costs ~2 s a task: keep the module's build small
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ async def run_dir(shop_config, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def built(run_dir):
-    return build_dataset([run_dir], load_recipe("default", max_path=3, limit=6))  # bounded: replay costs ~2 s a task
+    return build_dataset([run_dir], load_recipe("default", **BOUNDED))
 
 
 @pytest.fixture(scope="module")
@@ -211,12 +212,11 @@ def test_every_kept_multi_step_task_replayed_to_its_target(built, reloaded):
         assert drop.reason
 
 
-async def test_a_task_made_invalid_by_editing_the_site_is_dropped(built, run_dir, shop):
+async def test_a_task_made_invalid_by_editing_the_site_is_dropped(reloaded, run_dir, shop):
     _, site = shop
     source = open_run(run_dir)
-    dropped = {d["id"] for d in built.stats["drops"]}
-    tasks = [t for t in build_multi_step(source, DatasetRecipe()) if t.id not in dropped]
-    task = tasks[0]
+    kept = {entry["row"]["id"] for entry in reloaded["disk"]["multi_step"]}
+    task = next(t for t in build_multi_step(source, DatasetRecipe(**BOUNDED)) if t.id in kept)
     original = site.data, site.cats
     chromium = await Chromium.launch(BrowserConfig(), source.site.allowed_origins)
     try:
