@@ -6,8 +6,9 @@ target continuation up to the template's end-of-turn token. Labels are -100 on t
 built explicitly (SmolLM2's pad token is its stop token, so a pad-based collator would mask the stop).
 
 The base model is loaded as its own float32 copy (inference may run bf16; the loaded LocalModel is never touched).
-Checkpoints go to `<out>/checkpoints/` (every `save_steps`); a killed run called again with the same `out` resumes
-from the last one. A finished run deletes them: the adapter folder is the result.
+Checkpoints go to `<out>/checkpoints/` (every `save_steps`); a killed run called again with the same `out`, data and
+config resumes from the last complete one (other data or settings start afresh). A finished run deletes them: the
+adapter folder is the result.
 On GPU set TrainConfig.bf16 and .gradient_checkpointing; for several GPUs run the same command under
 `accelerate launch` or `torchrun` (the Trainer reads the process group from the environment): no code changes.
 """
@@ -27,7 +28,7 @@ from torch.utils.data import Dataset
 from explorer.models.embedded import resolve_model_path
 from explorer.roles.prompts import prefill
 from training.config import TrainConfig
-from training.sft import SFTExample
+from training.sft import SFTExample, data_hash
 
 IGNORE = -100
 
@@ -139,6 +140,11 @@ def train_adapter(examples: list[SFTExample], cfg: TrainConfig, out: str | Path)
     if cfg.gradient_checkpointing:
         model.enable_input_require_grads()
     checkpoints = out / "checkpoints"
+    identity = json.dumps({"config": cfg.model_dump(mode="json"), "data": data_hash(examples)}, sort_keys=True)
+    if (checkpoints / "identity.json").is_file() and (checkpoints / "identity.json").read_text() != identity:
+        shutil.rmtree(checkpoints)  # checkpoints of other data or settings: never resume from them
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    (checkpoints / "identity.json").write_text(identity)
     args = TrainingArguments(
         output_dir=str(checkpoints),
         per_device_train_batch_size=cfg.batch_size,
