@@ -1,21 +1,28 @@
-"""`scalehop demo`: serve the bundled sites, walk each with the browser environment, then explore each with
-SCALE-Hop and the embedded model on a short budget, printing what happened and where it went.
+"""`scalehop demo`: the whole job on the bundled sites with the embedded model, through the Prefect flows.
 
-Later stages (datasets, training, report) plug in here.
+serve the sites -> self_improve (explore every site concurrently, train a LoRA round on the failures,
+evaluate on held-out pages, gate) -> explore again with the adopted model -> build the dataset of every run
+-> write the HTML report. Prefect runs the flows on its temporary local server unless PREFECT_API_URL is set.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import shutil
+import time
 from pathlib import Path
 
-from explorer.browser import Chromium
-from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
-from explorer.observe import save_observation
-from explorer.records import Action
-from flows.explore import run_exploration
+from explorer.config import ExploreConfig, SiteConfig
+from explorer.models import ModelConfig
+from flows.pipeline import build_dataset, explore_site, report, self_improve
 from sites import serve_sites
+from training.config import TrainConfig
+
+# A budget that fits in about 10 minutes on 2 CPU cores (see the README's demo section).
+EXPLORE = ExploreConfig(max_steps=12, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=0)
+EXPLORE_AGAIN = ExploreConfig(max_steps=6, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=1)
+TRAIN = TrainConfig(epochs=2, batch_size=4, max_length=384, seed=0)
+DATASET_LIMIT = 4  # drafts per task type and run: replay validation costs a few seconds per multi-step task
 
 
 def bundled_site_configs(urls: dict[str, str]) -> list[SiteConfig]:
@@ -23,70 +30,68 @@ def bundled_site_configs(urls: dict[str, str]) -> list[SiteConfig]:
     return [SiteConfig(name=name, start_url=url, reset_url=url + "__reset") for name, url in urls.items()]
 
 
-async def walk_site(chromium: Chromium, site: SiteConfig, out: Path, steps: int, seed: int) -> dict:
-    """Observe the start page, then click `steps` random usable elements; returns a summary row."""
-    rng = random.Random(seed)
-    session = await chromium.new_session(site)
-    urls, keys, observations = set(), set(), 0
-    try:
-        await session.reset()
-        obs = await session.observe()
-        save_observation(obs, out / site.name)
-        for _ in range(steps + 1):
-            observations += 1
-            urls.add(obs.url)
-            keys.update(el.key for el in obs.elements)
-            print(f"  [{site.name}] {obs.title!r} {obs.url} — {len(obs.elements)} elements")
-            candidates = [el for el in obs.elements if el.role in ("link", "button", "tab") and el.enabled]
-            if not candidates or observations > steps:
-                break
-            outcome = await session.act(Action.on(rng.choice(candidates)), obs)
-            note = "ok" if outcome.ok else f"refused/failed: {outcome.error}"
-            print(f"      {outcome.action.describe()} -> {note}")
-            obs = await session.observe()
-    finally:
-        await session.close()
-    kinds = [e.kind for e in session.events]
-    return {
-        "site": site.name,
-        "observations": observations,
-        "urls": len(urls),
-        "elements": len(keys),
-        "blocked": session.blocked_requests,
-        "refused": kinds.count("refused"),
-        "dialogs": kinds.count("dialog"),
-        "errors": sum(k in ("timeout", "navigation_error", "crash", "http_error") for k in kinds),
-    }
+async def _explore_again(sites: list[SiteConfig], out: Path, adapter: Path | None) -> list[dict]:
+    model = ModelConfig(adapter=None if adapter is None else str(adapter))
+    runs = str(out / "explore-again")
+    return list(
+        await asyncio.gather(*(explore_site(s, EXPLORE_AGAIN, model, runs_dir=runs, run_id=s.name) for s in sites))
+    )
 
 
-async def _demo(out: Path, browser: BrowserConfig, steps: int) -> tuple[list[dict], list[dict]]:
+def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict:
+    """Run the whole job into `out` and print where everything went; returns the paths."""
+    out = Path(out)
+    t0 = time.perf_counter()
+    for old in ("improve", "explore-again", "dataset", "report.html"):  # the demo's own outputs of a previous run
+        if (out / old).is_dir():
+            shutil.rmtree(out / old)
+        else:
+            (out / old).unlink(missing_ok=True)
     servers = serve_sites(port=0, slow_seconds=5)
     try:
         sites = bundled_site_configs(servers.urls)
-        origins = [o for s in sites for o in s.allowed_origins]
-        async with await Chromium.launch(browser, origins) as chromium:
-            walks = [await walk_site(chromium, s, out / "observe", steps, seed=i) for i, s in enumerate(sites)]
-        print("\nSCALE-Hop exploration with the embedded model (a short budget per site)")
-        cfg = ExploreConfig(max_steps=steps, steps_per_hop=4, stall_steps=2, verify_actions=1)
-        runs = [await run_exploration(site, cfg, browser, runs_dir=out / "runs") for site in sites]
-        return walks, runs
+        print(f"scalehop demo: {', '.join(servers.urls)} served at {', '.join(servers.urls.values())}")
+        print("1/4 self-improvement round: explore each site (SCALE-Hop, embedded model), train, evaluate, gate")
+        improve = asyncio.run(
+            self_improve(
+                sites,
+                rounds=1,
+                runs_dir=str(out),
+                improve_id="improve",
+                explore=EXPLORE,
+                train=TRAIN,
+                chromium=chromium,
+            )
+        )
+        root = out / "improve"
+        adapter = improve["adopted_adapter"]
+        print(f"2/4 explore again with {'adapter ' + adapter if adapter else 'the base model (adapter rejected)'}")
+        again = asyncio.run(_explore_again(sites, out, root / adapter if adapter else None))
+        print("3/4 build the dataset of every run")
+        runs = [str(root / r) for r in improve["rounds"][0]["explore_runs"]] + [a["run_dir"] for a in again]
+        stats = build_dataset(runs, None, str(out / "dataset"), DATASET_LIMIT)
+        print("4/4 write the report")
+        page = report(str(out))
     finally:
         servers.stop()
+    _print_summary(improve, again, stats)
+    paths = {"improve": root, "dataset": out / "dataset", "report": Path(page)}
+    print(f"\nself-improvement run (improve.json, explore/, adapters/): {root}")
+    print(f"explorations with the adopted model: {out / 'explore-again'}")
+    print(f"dataset (save_to_disk in hf/, parquet/, README.md card, stats.json): {paths['dataset']}")
+    print(f"done in {time.perf_counter() - t0:.0f} s; the report: {page}")
+    return paths
 
 
-def _table(rows: list[dict], cols: list[str]) -> None:
-    print("\n" + "  ".join(f"{c:>15s}" for c in cols))
-    for row in rows:
-        print("  ".join(f"{row[c]!s:>15s}" for c in cols))
-
-
-def run_demo(out: str | Path = "runs/demo", browser: BrowserConfig | None = None, steps: int = 8) -> list[dict]:
-    """Run the demo and print a summary table; returns its rows."""
-    out = Path(out)
-    print("scalehop demo: serving the bundled sites, walking each with the browser environment, then exploring")
-    walks, runs = asyncio.run(_demo(out, browser or BrowserConfig(), steps))
-    _table(walks, list(walks[0]))
-    _table(runs, ["run_id", "steps", "states", "same_url_states", "elements_tried", "failures", "tokens"])
-    print(f"\nstart-page observations (observation.json, screenshot.png, som.png) in {out / 'observe'}/<site>/")
-    print(f"exploration runs (run.sqlite, blobs/, metrics.json) in {out / 'runs'}/<run_id>/")
-    return walks
+def _print_summary(improve: dict, again: list[dict], stats: dict) -> None:
+    (r,) = improve["rounds"]
+    before, after = (r["before"] or {}), (r["after"] or {})
+    print("\nround 1:", f"{r['failures']} failure samples of {r['transitions']} transitions;")
+    print(
+        f"  held-out Predictor accuracy ({r['heldout']} transitions): "
+        f"base {before.get('predictor_accuracy')} -> adapter {after.get('predictor_accuracy')};"
+        f" {'adopted' if r['adopted'] else 'rejected'} ({r['reason']})"
+    )
+    for a in again:
+        print(f"  explore again {a['run_id']}: {a['steps']} steps, {a['states']} states, {a['failures']} failures")
+    print("dataset rows:", ", ".join(f"{k} {v}" for k, v in stats["counts"].items()))

@@ -86,18 +86,21 @@ async def explore_site(
 
 
 @task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient)
-def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None) -> dict:
+def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit: int | None) -> dict:
     """Reverse construction (see synthesis.build.build_dataset); returns stats.json's content."""
     from synthesis.build import build_dataset
     from synthesis.recipe import load_recipe
 
-    return build_dataset(run_dirs, load_recipe(recipe), out).stats
+    return build_dataset(run_dirs, load_recipe(recipe, **({"limit": limit} if limit else {})), out).stats
 
 
 @flow(name="build_dataset", log_prints=True)
-def build_dataset(run_dirs: list[str], recipe: str | None = None, out: str | None = None) -> dict:
-    """Build the dataset of explored runs; a markdown artifact shows its counts."""
-    stats = dataset_task(run_dirs, recipe, out)
+def build_dataset(
+    run_dirs: list[str], recipe: str | None = None, out: str | None = None, limit: int | None = None
+) -> dict:
+    """Build the dataset of explored runs (`limit`: at most this many drafts per task type and run); a markdown
+    artifact shows its counts."""
+    stats = dataset_task(run_dirs, recipe, out, limit)
     lines = [f"| {kind} | {n} |" for kind, n in stats["counts"].items()]
     create_markdown_artifact(
         key="dataset",
