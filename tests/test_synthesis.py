@@ -68,7 +68,7 @@ def shop_config(shop) -> SiteConfig:
 async def run_dir(shop_config, tmp_path_factory) -> Path:
     os.environ[SECRET_ENV] = SECRET
     runs = tmp_path_factory.mktemp("runs")
-    cfg = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
+    cfg = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, memory=False, seed=0)
     await run_exploration(shop_config, cfg, BrowserConfig(), runs_dir=runs, run_id="shop-scale")
     return runs / "shop-scale"
 
