@@ -190,7 +190,8 @@ def test_choose_scores_options_as_continuations(model):
     assert model.choose(PROMPT, options[::-1], role="choice") == 0  # the score, not the position, decides
     prefilled = [*PROMPT, {"role": "assistant", "content": greedy[: len(greedy) // 2]}]
     assert model.choose(prefilled, ["Xylophone quartz", greedy[len(greedy) // 2 :]]) == 1  # continues a prefill
-    assert model.usage_report()["choice"]["calls"] == 4  # one scored row per option
+    assert model.choose(PROMPT, [greedy, greedy[:1] + "zzz"]) == 0  # shared first token: every token is scored
+    assert model.usage_report()["choice"]["requests"] == 2
 
 
 def test_openai_choice_is_the_option_the_answer_starts_with():

@@ -199,23 +199,30 @@ class LocalModel:
         role: str | None = None,
         use_adapter: bool = True,
     ) -> int | None:
-        """The option with the highest total log-probability as the continuation (one batched forward pass)."""
+        """The option the model finds likeliest as the continuation. When the options start with different tokens
+        (the usual case: a grammar's keywords) that is decided by one forward pass over the prompt, as a
+        constrained decoder's first step would; otherwise every option's tokens are scored in one batch."""
         prompt = self.prompt_text(messages, len(images or ()))
         t0 = time.perf_counter()
-        with self._lock, self._adapter_context(None, use_adapter):
-            inputs = self._encode([prompt + o for o in options], [images] * len(options)).to(self.device)
-            n_prompt = len(self._encode([prompt], [images])["input_ids"][0])
-            with torch.inference_mode():
-                logits = self.hf_model(**inputs).logits.float()
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:, None])[..., 0]
-        lengths = mask.sum(dim=1)  # left padding: each row's prompt ends `len(option tokens)` before its end
-        scores = []
-        for row, length in enumerate(lengths.tolist()):
-            n_option = length - n_prompt
-            scores.append(logprobs[row, -n_option:].sum().item() if n_option > 0 else float("-inf"))
+        n_prompt = len(self._encode([prompt], [images])["input_ids"][0])
+        rows = self._encode([prompt + o for o in options], [images] * len(options))
+        first = [
+            ids[-(length - n_prompt)]
+            for ids, length in zip(rows["input_ids"].tolist(), rows["attention_mask"].sum(1).tolist(), strict=True)
+        ]
+        distinct = len(set(first)) == len(first) and all(n > n_prompt for n in rows["attention_mask"].sum(1).tolist())
+        inputs = (self._encode([prompt], [images]) if distinct else rows).to(self.device)
+        with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
+            logits = self.hf_model(**inputs).logits.float()
+        if distinct:
+            scores = torch.log_softmax(logits[0, -1], dim=-1)[first].tolist()
+        else:
+            ids, lengths = inputs["input_ids"], inputs["attention_mask"].sum(dim=1).tolist()
+            logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:, None])[..., 0]
+            # left padding: each row's option tokens are its last (length - n_prompt) tokens
+            scores = [logprobs[row, -(n - n_prompt) :].sum().item() for row, n in enumerate(lengths)]
         seconds = time.perf_counter() - t0
-        self._meter.record(role, [Usage(int(n), 0, seconds) for n in lengths.tolist()], seconds)
+        self._meter.record(role, [Usage(int(inputs["attention_mask"].sum()), 0, seconds)], seconds)
         return max(range(len(options)), key=scores.__getitem__)
 
     def usage_report(self) -> dict[str, dict[str, float]]:
