@@ -34,7 +34,7 @@ demo: setup
 	$(VENV)/bin/scalehop demo
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 bench: setup
 	$(PY) bench/run_all.py

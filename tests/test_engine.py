@@ -132,7 +132,8 @@ def test_transition_memory_folds_numbers_and_rebuilds_from_records():
 async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
     cfg = ExploreConfig(strategy=strategy, max_steps=12, seed=0)
     summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id=strategy)
-    assert summary["steps"] == 12 and summary["states"] >= 3 and summary["failures"] == 0
+    assert summary["stopped_by"] == "steps" and summary["states"] >= 3 and summary["failures"] == 0
+    assert 12 <= summary["steps"] <= 14  # a multi-action return (BFS) may finish after the budget's check
 
 
 def test_killed_scale_run_resumes_without_loss(site_urls, tmp_path):

@@ -140,7 +140,8 @@ def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(pr
     card = json.loads((root / "adapters/round-1/card.json").read_text())
     assert card["adopted"] == round1["adopted"] and card["round"] == 1
 
-    ours = httpx.post(f"{api}/flow_runs/filter", json={"flows": {"name": {"any_": ["self_improve"]}}}).json()
+    direct = {"flows": {"name": {"any_": ["self_improve"]}}, "flow_runs": {"deployment_id": {"is_null_": True}}}
+    ours = httpx.post(f"{api}/flow_runs/filter", json=direct).json()  # not the deployment's scheduled runs
     assert [r["state"]["type"] for r in ours] == ["COMPLETED"]
     tasks = httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [ours[0]["id"]]}}}).json()
     names = sorted(t["task_key"].rsplit("-", 1)[0] for t in tasks)
