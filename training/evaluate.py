@@ -75,7 +75,7 @@ def predictor_answers(
     demos = shot_turns(shots)
     conversations = []
     for s in samples:
-        system, user = predictor_messages(s.observation, s.action, s.target, s.selector_reasoning)
+        system, user = predictor_messages(s.observation, s.action, s.target, s.selector_reasoning, s.hint)
         conversations.append([system, *demos, user, prefill(PREDICTOR_PREFILL)])
     gens = model.generate_batch(
         conversations, max_tokens=PREDICTOR_TOKENS, role="predictor", use_adapter=adapter is not None, adapter=adapter

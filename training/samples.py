@@ -44,6 +44,7 @@ class Sample:
     site: SiteConfig
     tried_keys: tuple[str, ...] = ()  # element keys tried at the node before this step
     selected: bool = False  # the Selector picked the action (False: verification or crawl)
+    hint: str | None = None  # what the transition memory told the Predictor ("Seen before: ..."), if anything
 
     @property
     def id(self) -> str:
@@ -104,6 +105,7 @@ def load_samples(run_dirs: Iterable[str | Path], kinds: tuple[str, ...] = KINDS)
                         site=site,
                         tried_keys=tried_keys,
                         selected=selected,
+                        hint=rec.prediction.hint,
                     )
                 )
         finally:

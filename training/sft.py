@@ -76,7 +76,9 @@ def predictor_example(sample: Sample) -> SFTExample:
     """(O_i, a_i, r_sel) -> t_i + r_t: the true outcome in the Predictor's own answer format."""
     return SFTExample(
         role="predictor",
-        messages=predictor_messages(sample.observation, sample.action, sample.target, sample.selector_reasoning),
+        messages=predictor_messages(
+            sample.observation, sample.action, sample.target, sample.selector_reasoning, sample.hint
+        ),
         prefill=PREDICTOR_PREFILL,
         completion=f" {_one_line(sample.transition.description)}\nREASON: {_one_line(sample.outcome_reasoning)}",
         source=sample.id,

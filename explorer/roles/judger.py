@@ -23,7 +23,10 @@ from explorer.roles.stats import RoleStats
 RULE_JUDGE = "rule-v1"
 TITLE_THRESHOLD = 0.75  # embedding similarity of predicted and real page titles
 CHANGE_THRESHOLD = 0.6  # embedding similarity of predicted change and transition description
-_NOTHING = re.compile(r"\b(nothing|no (visible )?change|stays the same|does not change|unchanged)\b", re.IGNORECASE)
+# "nothing changes" in the model's words and in the transition grammar's ("no control or text does": only pixels)
+_NOTHING = re.compile(
+    r"\b(nothing|no (visible )?change|stays the same|does not change|unchanged|no control or text)\b", re.IGNORECASE
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _MARK = re.compile(r"\[\d+\]")
 # words that add nothing to a prediction: role names, the grammar's own words, filler

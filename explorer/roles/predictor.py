@@ -22,6 +22,7 @@ _NAV_WORDS = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r'"([^"]{2,80})"')
+_ASIDE = re.compile(r"\([^)]*\)")  # "The action fails (navigation did not answer ...)" is no navigation
 FALLBACK_CHANGE = "Nothing visible changes."
 PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
 # The outcome kinds of the transition grammar. The model first picks one (scored, not generated: a small model
@@ -63,7 +64,7 @@ def parse_prediction(text: str) -> Prediction | None:
             reasoning=reason,
             raw=text,
         )
-    navigates = bool(_NAV_WORDS.search(outcome))
+    navigates = bool(_NAV_WORDS.search(_ASIDE.sub(" ", outcome)))
     quoted = _QUOTED.findall(outcome)
     title = quoted[0] if navigates and quoted else None
     return Prediction(navigates=navigates, expected_title=title, change=outcome, reasoning=reason, raw=text)
