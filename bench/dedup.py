@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/datasets.py)
 
 from bench.common import median, pct, print_table  # noqa: E402
 from explorer import BrowserConfig, Chromium, SiteConfig  # noqa: E402

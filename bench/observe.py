@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/datasets.py)
 
 from bench.common import median, pct, print_table  # noqa: E402
 from explorer import Action, BrowserConfig, Chromium, SiteConfig  # noqa: E402

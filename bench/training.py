@@ -23,8 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-# the repo root replaces this script's folder on the path: bench/datasets.py would hide Hugging Face `datasets`
-sys.path[0] = str(Path(__file__).resolve().parents[1])
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/datasets.py)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
