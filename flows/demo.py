@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 from explorer.config import ExploreConfig, SiteConfig
@@ -19,7 +20,7 @@ from sites import serve_sites
 from training.config import TrainConfig
 
 # A budget that fits in about 10 minutes on 2 CPU cores (see the README's demo section).
-EXPLORE = ExploreConfig(max_steps=12, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=0)
+EXPLORE = ExploreConfig(max_steps=20, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=0)
 EXPLORE_AGAIN = ExploreConfig(max_steps=6, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=1)
 TRAIN = TrainConfig(epochs=2, batch_size=4, max_length=384, seed=0)
 DATASET_LIMIT = 4  # drafts per task type and run: replay validation costs a few seconds per multi-step task
@@ -38,10 +39,26 @@ async def _explore_again(sites: list[SiteConfig], out: Path, adapter: Path | Non
     )
 
 
+def _quiet_libraries() -> None:
+    """Progress bars and a third-party deprecation warning would drown the demo's own lines."""
+    from transformers.utils import logging as hf_logging
+
+    import datasets
+
+    datasets.disable_progress_bars()
+    hf_logging.disable_progress_bar()
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+
+
 def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict:
     """Run the whole job into `out` and print where everything went; returns the paths."""
     out = Path(out)
     t0 = time.perf_counter()
+    _quiet_libraries()
+
+    def stage(text: str) -> None:
+        print(f"[{time.perf_counter() - t0:4.0f} s] {text}", flush=True)
+
     for old in ("improve", "explore-again", "dataset", "report.html"):  # the demo's own outputs of a previous run
         if (out / old).is_dir():
             shutil.rmtree(out / old)
@@ -51,7 +68,7 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
     try:
         sites = bundled_site_configs(servers.urls)
         print(f"scalehop demo: {', '.join(servers.urls)} served at {', '.join(servers.urls.values())}")
-        print("1/4 self-improvement round: explore each site (SCALE-Hop, embedded model), train, evaluate, gate")
+        stage("1/4 self-improvement round: explore each site (SCALE-Hop, embedded model), train, evaluate, gate")
         improve = asyncio.run(
             self_improve(
                 sites,
@@ -65,12 +82,12 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
         )
         root = out / "improve"
         adapter = improve["adopted_adapter"]
-        print(f"2/4 explore again with {'adapter ' + adapter if adapter else 'the base model (adapter rejected)'}")
+        stage(f"2/4 explore again with {'adapter ' + adapter if adapter else 'the base model (adapter rejected)'}")
         again = asyncio.run(_explore_again(sites, out, root / adapter if adapter else None))
-        print("3/4 build the dataset of every run")
+        stage("3/4 build the dataset of every run")
         runs = [str(root / r) for r in improve["rounds"][0]["explore_runs"]] + [a["run_dir"] for a in again]
         stats = build_dataset(runs, None, str(out / "dataset"), DATASET_LIMIT)
-        print("4/4 write the report")
+        stage("4/4 write the report")
         page = report(str(out))
     finally:
         servers.stop()

@@ -94,7 +94,8 @@ def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit
     return build_dataset(run_dirs, load_recipe(recipe, **({"limit": limit} if limit else {})), out).stats
 
 
-@flow(name="build_dataset", log_prints=True)
+# no log_prints: datasets fingerprints with dill, whose stdout capture of `dis` would land in the log
+@flow(name="build_dataset")
 def build_dataset(
     run_dirs: list[str], recipe: str | None = None, out: str | None = None, limit: int | None = None
 ) -> dict:
