@@ -21,7 +21,7 @@ from explorer.budget import Budget
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.memory import TransitionMemory
 from explorer.models import ChatModel
-from explorer.novelty import rank_candidates, signature
+from explorer.novelty import rank_candidates, rarest_tier, signature
 from explorer.records import Action, Element, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
 from explorer.returning import return_to
 from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
@@ -45,6 +45,7 @@ class Engine:
     kinds: Counter = field(default_factory=Counter)  # element signatures tried anywhere in the run
     memory: TransitionMemory = field(default_factory=TransitionMemory)
     claims: dict[int, str] = field(default_factory=dict)  # worker -> the node it explores now
+    exhausted: set[str] = field(default_factory=set)  # nothing untried left and verified once: not picked again
     rng: random.Random = field(default_factory=random.Random)
     _model_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -111,9 +112,9 @@ class Engine:
 
     def pick_node(self, worker: int, current: str) -> str | None:
         """Where `worker` explores next: here if it is still frontier, else the nearest frontier node that no
-        other worker explores now."""
+        other worker explores now; exhausted nodes are never picked again."""
         graph = self.tracker.graph
-        taken = {node for w, node in self.claims.items() if w != worker}
+        taken = {node for w, node in self.claims.items() if w != worker} | self.exhausted
         here = graph.node(current)
         if here.status != "full" and here.unreachable is None and current not in taken:
             return current
@@ -159,9 +160,12 @@ async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: 
             break
         here = graph.node(node)
         candidates = [e for e in usable_elements(obs, engine.site) if e.key not in here.tried]
-        if not candidates or since_new >= cfg.stall_steps or understood_in_row > cfg.resample_tries:
+        if not candidates:  # verified once; re-verifying with the same model would only spend steps
+            engine.exhausted.add(node)
             return await verify_node(engine, session, node, obs)
-        ranked = rank_candidates(candidates, engine.kinds, engine.rng)
+        if since_new >= cfg.stall_steps or understood_in_row > cfg.resample_tries:
+            return await verify_node(engine, session, node, obs)
+        ranked = rarest_tier(rank_candidates(candidates, engine.kinds, engine.rng), engine.kinds)
         tried_names = [e.name for e in obs.elements if e.key in here.tried]
         selection = await engine.call(select, engine.model, obs, ranked, tried_names, engine.rng, engine.stats)
         target = obs.element(selection.action.mark)
@@ -176,7 +180,7 @@ async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: 
         if not verdict.correct:  # j=0: a cognitive boundary; go on from the state it led to
             understood_in_row = 0
             node, obs = step.node_id, after
-            if graph.node(node).status == "full":  # nothing left to learn there: hop elsewhere
+            if graph.node(node).status == "full" or node in engine.exhausted:  # nothing left there: hop elsewhere
                 return node, obs
             engine.claims[id(session)] = node
             continue

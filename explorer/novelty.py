@@ -1,6 +1,7 @@
 """Novelty of elements: how often an element of the same kind (role + name) was tried in the run.
 
-The Selector shows the model the rarest candidates first; the novelty-greedy baseline simply takes the rarest.
+The Selector shows the model only the rarest tier (a kind never tried in the run is the least understood a
+model can be of it; among those, the model picks); the novelty-greedy baseline simply takes the rarest.
 """
 
 from __future__ import annotations
@@ -22,3 +23,11 @@ def rank_candidates(elements: list[Element], tried_kinds: Counter, rng: random.R
     shuffled = list(elements)
     rng.shuffle(shuffled)
     return sorted(shuffled, key=lambda el: tried_kinds[signature(el)])
+
+
+def rarest_tier(ranked: list[Element], tried_kinds: Counter) -> list[Element]:
+    """The head of `ranked` (rarest first) whose kinds were tried as rarely as the first one's."""
+    if not ranked:
+        return []
+    low = tried_kinds[signature(ranked[0])]
+    return [el for el in ranked if tried_kinds[signature(el)] == low]

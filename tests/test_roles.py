@@ -14,7 +14,8 @@ import pytest
 
 from explorer.baselines import usable_elements
 from explorer.models import Generation, ModelConfig, Usage, load_model
-from explorer.records import Action, ElementBrief, Prediction, Transition
+from explorer.novelty import rarest_tier, signature
+from explorer.records import Action, Element, ElementBrief, Prediction, Transition
 from explorer.roles import (
     RoleStats,
     acted_name,
@@ -128,6 +129,23 @@ async def test_junk_output_falls_back_instead_of_raising(open_session, junk):
         assert prediction.fallback and stats.fallback_rate("predictor") == 1.0
     else:
         assert len(prediction.change) <= 400  # over-long output is cut, not passed on
+
+
+def test_the_selector_sees_only_the_rarest_tier_of_kinds():
+    def el(mark: int, name: str) -> Element:
+        return Element(mark=mark, tag="a", role="link", name=name, bbox=(0, 0, 9, 9), point=(1, 1), key=f"k{mark}")
+
+    elements = [el(1, "Item 3"), el(2, "Cart"), el(3, "Help"), el(4, "Item 7"), el(5, "Login")]
+    kinds = Counter({signature(elements[0]): 2, signature(elements[1]): 1})  # "Item 7" folds to "item #" too
+    ranked = rank_candidates(elements, kinds, random.Random(0))
+    assert {e.name for e in rarest_tier(ranked, kinds)} == {"Help", "Login"}
+    kinds.update({signature(elements[2]): 1, signature(elements[4]): 1})
+    assert {e.name for e in rarest_tier(rank_candidates(elements, kinds, random.Random(0)), kinds)} == {
+        "Cart",
+        "Help",
+        "Login",
+    }
+    assert rarest_tier([], kinds) == []
 
 
 def test_repair_then_success_is_counted():
