@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from explorer.config import BrowserConfig, ExploreConfig
-from explorer.records import ExploreRecord, Transition
+from explorer.graph import ExplorationGraph
+from explorer.loop import Engine
+from explorer.records import ExploreRecord, Node, Transition
 from explorer.store import resume
 from flows.explore import run_exploration
 
@@ -134,6 +137,18 @@ async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
     summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id=strategy)
     assert summary["stopped_by"] == "steps" and summary["states"] >= 3 and summary["failures"] == 0
     assert 12 <= summary["steps"] <= 14  # a multi-action return (BFS) may finish after the budget's check
+
+
+def test_an_exhausted_node_is_never_picked_again():
+    graph = ExplorationGraph()
+    for i, url in enumerate(("http://a.test/", "http://a.test/b")):
+        graph.add_node(Node(id=f"n{i}", url=url, raw_url=url, screenshot="0" * 64, addressable=True))
+    engine = Engine(None, ExploreConfig(), SimpleNamespace(graph=graph), None, None, None, "t")  # only the graph
+    assert engine.pick_node(1, "n0") == "n0"  # still frontier: stay
+    engine.exhausted.add("n0")
+    assert engine.pick_node(1, "n0") == "n1"
+    engine.exhausted.add("n1")
+    assert engine.pick_node(1, "n0") is None  # nothing left: the run stops ("frontier empty")
 
 
 def test_killed_scale_run_resumes_without_loss(site_urls, tmp_path):
