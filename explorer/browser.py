@@ -133,6 +133,7 @@ class _Operation:
     popups: list[Page] = field(default_factory=list)
     nav_method: str | None = None  # HTTP method of the last main-frame navigation request
     refused_navigation: str | None = None  # an out-of-scope main-frame navigation the guard answered with 204
+    error_page_due: bool = False  # a main-frame navigation failed: Chromium's error page commits a moment later
 
 
 class BrowserSession:
@@ -352,11 +353,7 @@ class BrowserSession:
         t = self.site.timeouts
         await asyncio.sleep(t.settle_ms / 1000)
         if expects_navigation and self._op.navigations == 0 and not self._op.committed:
-            self._op.changed.clear()
-            try:
-                await asyncio.wait_for(self._op.changed.wait(), t.expect_ms / 1000)
-            except TimeoutError:
-                pass
+            await self._next_change(t.expect_ms / 1000)
         deadline = self._op.started + t.navigation_ms / 1000
         while self._op.nav_pending:
             if self._op.navigations > self.site.policy.max_navigations_per_action:
@@ -368,13 +365,19 @@ class BrowserSession:
                 self._record("timeout", f"navigation did not answer within {t.navigation_ms} ms", self.page.url)
                 await self._stop_loading()
                 return
-            self._op.changed.clear()
-            try:
-                await asyncio.wait_for(self._op.changed.wait(), remaining)
-            except TimeoutError:
-                pass
+            await self._next_change(remaining)
+        if self._op.error_page_due:  # settle on the error page, so that the caller sees (and leaves) it
+            await self._next_change(t.expect_ms / 1000)
         if self._op.committed:
             await self._wait_load(max(0.1, deadline - time.monotonic()))
+
+    async def _next_change(self, seconds: float) -> None:
+        """Wait up to `seconds` for the next navigation event of the action in progress."""
+        self._op.changed.clear()
+        try:
+            await asyncio.wait_for(self._op.changed.wait(), seconds)
+        except TimeoutError:
+            pass
 
     async def _wait_load(self, seconds: float) -> None:
         try:
@@ -535,12 +538,14 @@ class BrowserSession:
             # ERR_ABORTED: a download, a stop or a superseding navigation, recorded by their own handlers
             if request.url != self._op.refused_navigation and "ERR_ABORTED" not in failure:
                 self._record("navigation_error", failure, request.url)
+                self._op.error_page_due = True
             self._op.nav_pending = False
             self._op.changed.set()
 
     def _on_frame_navigated(self, frame) -> None:
         if frame == self.page.main_frame:
             self._op.committed = True
+            self._op.error_page_due = False
             self._op.nav_pending = False
             self._op.changed.set()
 
