@@ -22,6 +22,7 @@ from explorer.config import ExploreConfig, SiteConfig
 from explorer.memory import TransitionMemory
 from explorer.models import ChatModel
 from explorer.novelty import rank_candidates, rarest_tier, signature
+from explorer.pages import SitePages
 from explorer.records import Action, Element, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
 from explorer.returning import return_to
 from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
@@ -46,8 +47,14 @@ class Engine:
     memory: TransitionMemory = field(default_factory=TransitionMemory)
     claims: dict[int, str] = field(default_factory=dict)  # worker -> the node it explores now
     exhausted: set[str] = field(default_factory=set)  # nothing untried left and verified once: not picked again
+    pages: SitePages = field(default_factory=SitePages)  # the pages seen: what tells one apart, for the Judger
     rng: random.Random = field(default_factory=random.Random)
     _model_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.pages.site_name = self.site.name
+        for node in self.tracker.graph.nodes():  # a resumed run knows its pages again
+            self.pages.add(node.title)
 
     async def call(self, fn, *args):
         """Run a model-calling role function off the event loop, one model call at a time."""
@@ -67,9 +74,11 @@ class Engine:
         )
 
     def judge(self, prediction: Prediction, transition: Transition, action: Action) -> Verdict:
-        """The fixed Judger (rule-based); the transition is remembered for later hints."""
+        """The fixed Judger (rule-based), against every page seen so far; the transition is remembered for hints."""
         self.memory.remember(action, transition)
-        return rule_verdict(prediction, transition, self.similarity, acted_name(action))
+        self.pages.add(transition.title_before)
+        self.pages.add(transition.title_after, (transition.headings_after or [""])[0])
+        return rule_verdict(prediction, transition, self.similarity, acted_name(action), pages=self.pages)
 
     def record(
         self,

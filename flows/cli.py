@@ -14,7 +14,7 @@ from explorer.errors import ScalehopError
 
 # Stages whose verbs live next to their code: each module has `add_commands(sub)`, which adds its parsers and
 # binds each to its command function with `set_defaults(handler=...)`.
-VERB_MODULES: tuple[str, ...] = ("flows.report", "flows.schedule", "training.cli", "synthesis.cli")
+VERB_MODULES: tuple[str, ...] = ("flows.report", "flows.judge", "flows.schedule", "training.cli", "synthesis.cli")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -58,3 +58,11 @@ async def open_session(chromium, site_config):
     yield make
     for s in sessions:
         await s.close()
+
+
+@pytest.fixture(scope="session")
+def similarity():
+    """The real MiniLM sentence similarity the Judger uses (loaded once per test session)."""
+    from explorer.models import Embedder
+
+    return Embedder().similarity

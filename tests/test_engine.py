@@ -64,7 +64,7 @@ async def test_failure_records_hold_the_full_explore_record(scale_run):
     assert failures, "the base model should mispredict something"
     for row in failures:
         rec = ExploreRecord.model_validate(row["payload"])
-        assert not rec.verdict.correct and rec.verdict.judge == "rule-v1"
+        assert not rec.verdict.correct and rec.verdict.judge == "rule-v2"
         assert rec.observation_text.startswith("Page: ") and rec.action.element_key
         assert rec.selector_reasoning and rec.outcome_reasoning and rec.transition.description
         assert rec.node_from == row["node_from"] and rec.node_to == row["node_to"]

@@ -17,11 +17,16 @@ _OUTCOME = re.compile(r"OUTCOME\s*[:=][ \t]*(.*?)[ \t]*(?:\n|REASON\s*[:=]|$)", 
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
 _NAVIGATES = re.compile(r'Navigates to\s+"([^"\n]*?)(?:"|$)(?:\s*\(([^)]*)\))?', re.IGNORECASE)
 _NAV_WORDS = re.compile(
-    r"\b(navigat\w*|redirect\w*|goes to|go to|takes (you|the user) to|loads? (a|the) (new )?page|"
-    r"opens? (the|a)\s[\w\s\"'-]{0,40}page|page (opens|loads))\b",
+    r"\b(navigat\w*|redirect\w*|goes( back)? to|go( back)? to|returns? to|takes (you|the user) to|loads? (a|the) (new )?page|"
+    r"opens? (the|a)\s[^.!?\n]{0,60}?page|page (opens|loads))\b",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r'"([^"]{2,80})"')
+_STAYS = re.compile(
+    r"\b(no new page|not (navigate|leave|load|go)\w*|without (navigat|leav|load)\w*|stays? on|(same|current|this) "
+    r"page (stays|remains)|does not (navigate|leave|load|go)|doesn't (navigate|leave|load|go))",
+    re.IGNORECASE,
+)
 _ASIDE = re.compile(r"\([^)]*\)")  # "The action fails (navigation did not answer ...)" is no navigation
 FALLBACK_CHANGE = "Nothing visible changes."
 PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
@@ -64,7 +69,8 @@ def parse_prediction(text: str) -> Prediction | None:
             reasoning=reason,
             raw=text,
         )
-    navigates = bool(_NAV_WORDS.search(_ASIDE.sub(" ", outcome)))
+    bare = _ASIDE.sub(" ", _QUOTED.sub(" ", outcome))
+    navigates = bool(_NAV_WORDS.search(bare)) and not _STAYS.search(bare)
     quoted = _QUOTED.findall(outcome)
     title = quoted[0] if navigates and quoted else None
     return Prediction(navigates=navigates, expected_title=title, change=outcome, reasoning=reason, raw=text)
