@@ -80,6 +80,8 @@ async def run_exploration(
     try:
         async with await Chromium.launch(browser, site.allowed_origins) as chromium:
             sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
+            for session in sessions:  # the start URL answers, and the site's login steps run, before any step
+                await session.start()
             if cfg.strategy == "scale":
                 memory = TransitionMemory.from_records(store.records())
                 engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory)
