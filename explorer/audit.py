@@ -69,6 +69,36 @@ def load_run(run_dir: str | Path) -> RunCases:
     return RunCases(Path(run_dir).name, meta.get("name", ""), meta.get("start_url", ""), cases, pages)
 
 
+def save_runs(runs: list[RunCases], path: str | Path) -> None:
+    """Keep runs' judged transitions as JSON (what `load_runs` reads back): an audit without the run folders."""
+    data = {
+        r.run: {
+            "site": r.site,
+            "start_url": r.start_url,
+            "cases": [
+                {"record": c.record, "acted": c.acted, "label": c.label, "prediction": c.prediction}
+                | {"transition": c.transition.model_dump(mode="json")}
+                for c in r.cases
+            ],
+        }
+        for r in runs
+    }
+    Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=0))
+
+
+def load_runs(path: str | Path) -> list[RunCases]:
+    """Runs kept by `save_runs`."""
+    runs = []
+    for name, data in json.loads(Path(path).read_text()).items():
+        cases = [
+            Case(c["record"], c["acted"], c["label"], Transition.model_validate(c["transition"]), c["prediction"])
+            for c in data["cases"]
+        ]
+        pages = pages_of((c.transition for c in cases), data["site"])
+        runs.append(RunCases(name, data["site"], data["start_url"], cases, pages))
+    return runs
+
+
 def pages_of(transitions: Iterable[Transition], site_name: str = "") -> SitePages:
     """Every page the transitions saw, before and after, as a SitePages index."""
     pages = SitePages(site_name=site_name)

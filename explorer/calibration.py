@@ -1,7 +1,7 @@
 """Labelled sets on the bundled sites for the two judgements the loop rests on.
 
 State identity: screenshot pairs (same state or not) and the error rates of an SSIM threshold on them.
-The Judger: real actions with predictions of them, right or wrong, and a judger's agreement with the labels.
+(The Judger's labelled cases are in tests/data/judge_labels.json: see explorer.labels.)
 
 Pair specs are data (`configs/state_pairs.yaml`); each side replays its steps on a reset site (cookies
 cleared) and keeps the final screenshot. A false merge is a different-state pair scored
@@ -20,8 +20,7 @@ from pydantic import BaseModel
 
 from explorer.browser import BrowserSession, Chromium
 from explorer.config import SiteConfig
-from explorer.records import Action, Transition
-from explorer.transition import diff
+from explorer.records import Action
 
 
 class PairSpec(BaseModel):
@@ -101,52 +100,3 @@ def error_rates(scored: list[tuple[bool, float]], delta: float) -> tuple[float, 
     merges = sum(s >= delta for s in different) / max(1, len(different))
     splits = sum(s < delta for s in alike) / max(1, len(alike))
     return merges, splits
-
-
-class JudgeCase(BaseModel):
-    """A labelled Judger case: a real click on a bundled site and a prediction of it, right or wrong."""
-
-    site: str
-    path: str
-    click: str
-    prediction: str
-    correct: bool
-
-
-def load_judge_cases(path: str | Path = "configs/judge_cases.yaml") -> list[JudgeCase]:
-    """The Judger cases of a YAML file."""
-    return [JudgeCase(**item) for item in yaml.safe_load(Path(path).read_text())]
-
-
-async def record_transitions(
-    chromium: Chromium, sites: dict[str, SiteConfig], cases: list[JudgeCase]
-) -> dict[tuple[str, str, str], tuple[Action, Transition]]:
-    """Run each distinct (site, path, click) once on a reset site and keep its action and transition."""
-    out = {}
-    async with _sessions(chromium, sites) as sessions:
-        for case in cases:
-            key = (case.site, case.path, case.click)
-            if key in out:
-                continue
-            session = sessions[case.site]
-            await capture(session, [{"goto": case.path}])
-            before = await session.observe()
-            element = next((e for e in before.elements if e.name == case.click), None)
-            if element is None:
-                raise ValueError(f"no element named {case.click!r} on {before.url}")
-            action = Action.on(element)
-            outcome = await session.act(action, before)
-            out[key] = (action, diff(before, await session.observe(), outcome))
-        return out
-
-
-def agreement(labels: list[bool], judged: list[bool]) -> dict[str, float]:
-    """Agreement with the labels, false-positive rate (wrong judged right), false-negative rate."""
-    wrong = [j for lab, j in zip(labels, judged, strict=True) if not lab]
-    right = [j for lab, j in zip(labels, judged, strict=True) if lab]
-    return {
-        "cases": len(labels),
-        "agreement": sum(lab == j for lab, j in zip(labels, judged, strict=True)) / max(1, len(labels)),
-        "false_positive": sum(wrong) / max(1, len(wrong)),
-        "false_negative": sum(not j for j in right) / max(1, len(right)),
-    }

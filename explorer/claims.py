@@ -145,7 +145,6 @@ def names_match(quoted: str, name: str, *, text_block: bool = False) -> bool:
         return False
     if q == n:
         return True
-    if text_block and len(q) >= 4 and (n.startswith(q) or (len(q.split()) >= 2 and q in n)):
-        return True
-    qw, nw = content_words(q), content_words(n)
-    return bool(nw) and qw == nw
+    # a text block is matched by a quote of some of it (three words, or half of it): "Reply" is no quote of
+    # "Reply to this thread", "Disagree with ideas…" is one of "Disagree with ideas, not people."
+    return text_block and (len(q.split()) >= 3 or 2 * len(q) >= len(n)) and q in n

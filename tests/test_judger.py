@@ -3,9 +3,13 @@ predictions that must still pass. The similarity is the real MiniLM embedder."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from explorer.audit import audit, floor, load_runs
 from explorer.claims import hedges, parse_claims
+from explorer.labels import LabelledSet, score
 from explorer.pages import SitePages, path_segments
 from explorer.records import ElementBrief, ElementChange, Prediction, Transition
 from explorer.roles import parse_prediction, rule_verdict
@@ -236,3 +240,45 @@ def test_claims_and_hedges_parse_the_grammar():
     assert not hedges("12 controls disappear, the page behind is covered or replaced.")
     assert not hedges("A new tab opens at /docs/a/b.")
     assert hedges("A menu or a dialog opens.") and not hedges("A menu or a dialog opens.", alternatives=False)
+
+
+# --- the audit and the labelled set, on real transitions of SCALE runs kept in tests/data ---------------------------
+
+DATA = Path(__file__).parent / "data"
+RUNS = {run.run: run for run in load_runs(DATA / "judge_runs.json")}
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_judge_cannot_be_fooled_on_real_runs(similarity, name):
+    """The issue's acceptance, per SCALE run (bundled sites and the third-party app): the truth passes, another
+    transition's outcome and every know-nothing answer do not."""
+    report = audit([RUNS[name]], similarity)
+    assert report.transitions >= 30
+    assert report.true_accept >= 0.95, report.failures
+    assert report.swap_false_accept <= 0.05, report.failures
+    assert report.constant_false_accept <= 0.05, (report.constants, report.failures)
+    assert set(report.constants) >= {"site name (page)", "nothing changes (in-page)", "root path (page)"}
+
+
+def test_the_floor_is_the_best_know_nothing_answer(similarity):
+    run = RUNS[sorted(RUNS)[0]]
+    found = floor(run, similarity)
+    assert found.accuracy == max(found.answers.values()) and found.answers[found.answer] == found.accuracy
+    assert 0 < found.accuracy < 1  # "Nothing visible changes." is right somewhere, and not everywhere
+
+
+def test_the_labelled_set_is_what_the_issue_asks_for():
+    labelled = LabelledSet.load(DATA / "judge_labels.json")
+    assert len(labelled.cases) >= 300 and labelled.rules
+    sites = {src.site for src in labelled.sources.values()}
+    assert {"shop", "forum", "classifieds", "django-admin"} <= sites
+    categories = {c.category for c in labelled.cases}
+    assert {"model-base", "paraphrase", "near-miss", "hedge", "adversarial"} <= categories
+    assert {c.split for c in labelled.cases} == {"calibration", "report"}
+    assert len({c.id for c in labelled.cases}) == len(labelled.cases)
+
+
+def test_the_judge_agrees_with_the_labels_on_the_report_split(similarity):
+    stats = score(LabelledSet.load(DATA / "judge_labels.json"), similarity, "report")
+    assert stats.cases >= 150
+    assert stats.agreement >= 0.95 and stats.false_positive <= 0.03, stats

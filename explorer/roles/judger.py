@@ -102,7 +102,7 @@ def _judge_page(
         if not truth.title:
             return True, 1.0, "predicted the page titled by the site's name alone"
         return False, 0.0, "names only what every page of the site shares"
-    others = [i for i in pages.known() if (i.title, i.heading) != (truth.title, truth.heading)]
+    others = [i for i in pages.known() if not _same_page(i, truth)]
     score = _recall(said, truth)
     if score > 0:
         if score < recall:
@@ -125,6 +125,11 @@ def _judge_page(
 def names_home(text: str, t: Transition) -> bool:
     """Does `text` speak of the home page (`home`, `front page`), and is the new page the site's root?"""
     return bool(_HOME.search(text)) and path_segments(t.url_after)[0] == ()
+
+
+def _same_page(a, b) -> bool:
+    """Two identities of one page: the same distinctive title words, and no two different main headings."""
+    return a.title == b.title and (not a.heading or not b.heading or a.heading == b.heading)
 
 
 def _recall(said: frozenset[str], page) -> float:

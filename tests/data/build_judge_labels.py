@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from explorer.audit import Case, RunCases, load_run, signature, site_title  # noqa: E402
+from explorer.audit import Case, RunCases, load_run, save_runs, signature, site_title  # noqa: E402
 from explorer.labels import LabelledCase, LabelledSet, Source  # noqa: E402
 from explorer.pages import title_parts, url_path  # noqa: E402
 from explorer.roles.judger import true_kinds  # noqa: E402
@@ -79,8 +79,12 @@ def generated(run: RunCases, case: Case, rng: random.Random) -> list[tuple[str, 
             if path.strip("/") == "":
                 out.append(("paraphrase", "Goes back to the home page.", True, "home page in other words"))
         else:
-            out.append(("paraphrase", f"Opens the {own} page.", True, "own title part"))
-            out.append(("paraphrase", f'Navigates to "{own}" ({path}).', True, "own title part and path"))
+            heading = (t.headings_after or [""])[0]
+            twins = [c for c in same_kind if own_name(c.transition.title_after) == own]
+            page_name = heading if twins and heading else own  # pages that share a title differ in their heading
+            shown = f'"{page_name}"' if re.search(r"[.!?]", page_name) else page_name
+            out.append(("paraphrase", f"Opens the {shown} page.", True, "the page's own name"))
+            out.append(("paraphrase", f'Navigates to "{page_name}" ({path}).', True, "the page's own name and path"))
         segments = [s for s in path.split("?")[0].split("/") if s]
         if len(segments) >= 2:
             parent = "/" + "/".join(segments[:-1]) + "/"
@@ -107,8 +111,9 @@ def generated(run: RunCases, case: Case, rng: random.Random) -> list[tuple[str, 
                 if thing is not None and thing.name:
                     out.append(("near-miss", f'A {thing.role} "{thing.name}" appears.', False, "nothing changed"))
         else:
-            named = [e for e in t.added if e.name and e.name != case.acted]
-            gone = [e for e in t.removed if e.name and e.name != case.acted]
+            both = {e.name for e in t.added} & {e.name for e in t.removed}  # re-rendered: appears and disappears
+            named = [e for e in t.added if e.name and e.name != case.acted and e.name not in both]
+            gone = [e for e in t.removed if e.name and e.name != case.acted and e.name not in both]
             if named:
                 e = rng.choice(named)
                 out.append(("paraphrase", f'A {e.role} "{e.name}" shows up.', True, "an added control"))
@@ -155,10 +160,12 @@ def build(runs: list[Path], out: Path, per_transition: int, seed: int) -> None:
     """Write the labelled set (and the review list of unlabelled model answers)."""
     rng = random.Random(seed)
     labels = manual_labels(HERE / "judge_labels_manual.tsv")
-    sources, cases, review = {}, [], []
+    sources, cases, review, kept = {}, [], [], []
     for run_dir in runs:
         run = load_run(run_dir)
         site = run.site if not re.match(r"^[\d.:]+$", run.site) else run.run.split("-")[0]
+        run.site = site
+        kept.append(run)
         sources[run.run] = Source(site=site, pages=sorted(run.pages.pages))
         for case in run.cases:
             split = split_of(site, case.transition.url_before)
@@ -194,6 +201,7 @@ def build(runs: list[Path], out: Path, per_transition: int, seed: int) -> None:
             cases.append(case.model_copy(update={"source": run_of_site or case.source}))
             sources.setdefault(case.source, extra.sources[case.source])
     LabelledSet(rules=RULES, sources=sources, cases=cases).save(out)
+    save_runs(kept, out.parent / "judge_runs.json")
     with (out.parent / "judge_labels_review.tsv").open("w") as f:
         csv.writer(f, delimiter="\t").writerows(review)
     counts = {}
