@@ -122,6 +122,21 @@ def parse_claims(text: str) -> list[Claim]:
     return clauses
 
 
+_IN_PAGE = re.compile(
+    r"^(appears|disappears|changes|shows text|hides text):|\b(nothing|no new page|dialog|modal|pop-?up|pops? up|"
+    r"menu|drop-?down|drops? down|tooltip|banner|overlay|box|panel|expands?|collapses?|becomes?|toggles?|"
+    r"disappears?|closes?|hides?|goes away|checked|selected|cleared|typed|contains|counter|in place|this page|"
+    r"same page|stays?|remains?|count|goes up|goes down|increases?|decreases?|increments?)\b",
+    re.IGNORECASE,
+)
+
+
+def in_page(text: str) -> bool:
+    """Does a free-text prediction say the change happens on this page (a menu, a dialog, a control that
+    becomes something)? Without such a cue, `opens`/`shows` may mean a page as well."""
+    return bool(_IN_PAGE.search(_QUOTE.sub(" ", text).strip()))
+
+
 def hedges(text: str, allowed: str = "", *, alternatives: bool = True) -> bool:
     """Does a prediction hedge (`maybe`, `either`) or, with `alternatives`, name several (`A or B`, `A/B`),
     outside quotes, paths and the grammar's own phrases? `allowed`: text (the real title) whose own words are

@@ -8,13 +8,15 @@ page with every known page on what is left, so that naming the site, or a word e
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_COMPOUNDS = re.compile(r"\b(log|sign|check|set)[\s-]+(in|on|up|out)\b")
 SHARED_SHARE = 0.5  # a title part ("Northwind Outfitters") on this share of the distinct titles is the site's
 WORD_SHARE = 0.8  # a single word on this share of them is the site's too (titles without separators)
 _SEPARATORS = re.compile(r"\s+[·|\-–—:»›/]+\s+|\s*::\s*")
@@ -28,10 +30,10 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lower-case word tokens, plural -s folded (`Jackets` -> `jacket`), stopwords kept."""
+    """Lower-case word tokens, plural -s folded (`Jackets` -> `jacket`), `log in` as `login`, stopwords kept."""
     out = []
-    for w in _WORD.findall(text.lower()):
-        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+    for w in _WORD.findall(_COMPOUNDS.sub(lambda m: m.group(1) + m.group(2), text.lower())):
+        if len(w) > 3 and w.endswith("s") and not w.endswith("ss") and w not in STOPWORDS:
             w = w[:-1]
         out.append(w)
     return out
@@ -82,6 +84,7 @@ class SitePages:
     site_name: str = ""
     pages: set[tuple[str, str]] = field(default_factory=set)
     _shared: tuple[frozenset[str], frozenset[str]] | None = None
+    _rarity: tuple[dict[str, float], float] | None = None
 
     @classmethod
     def of(cls, pages: Iterable[tuple[str, str]], site_name: str = "") -> SitePages:
@@ -101,7 +104,7 @@ class SitePages:
             return
         self.pages.discard((title, ""))
         self.pages.add((title, heading))
-        self._shared = None
+        self._shared = self._rarity = None
 
     def shared(self) -> tuple[frozenset[str], frozenset[str]]:
         """(title words, heading words) that the site shares across its pages, plus its name's words."""
@@ -127,6 +130,16 @@ class SitePages:
         """The words of a predicted page name that are not the site's."""
         shared_title, shared_heading = self.shared()
         return frozenset(content_words(text) - shared_title - shared_heading)
+
+    def rarity(self) -> Callable[[str], float]:
+        """A word's weight by how few known pages carry it (inverse page frequency; unknown words weigh most)."""
+        if self._rarity is None:
+            known = self.known()
+            counts = Counter(w for page in known for w in page.title | page.heading)
+            n = len(known)
+            self._rarity = {w: math.log((n + 1) / (c + 1)) + 1 for w, c in counts.items()}, math.log(n + 1) + 1
+        table, unseen = self._rarity
+        return lambda w: table.get(w, unseen)
 
     def known(self) -> list[PageIdentity]:
         """Every page seen, as identities (pages that differ only in the site's shared words are one)."""

@@ -120,7 +120,8 @@ def test_the_product_page_is_not_its_review_form(judge):
         REVIEW,
     )
     assert not judge('Navigates to "The shellcoder\'s handbook".', REVIEW)
-    assert judge("Opens the form to write a review of this book.", REVIEW) is False  # says no page, it is one
+    assert judge("Opens the form to write a review of this book.", REVIEW)  # `opens` may mean a page: it names it
+    assert not judge("A review form pops up over the product page.", REVIEW)  # a pop-up is no new page
     assert judge('Navigates to "Write a review".', REVIEW)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from explorer.claims import FILLER, Claim, hedges, names_match, norm, parse_claims
+from explorer.claims import FILLER, Claim, hedges, in_page, names_match, norm, parse_claims
 from explorer.models import ChatModel
 from explorer.pages import SitePages, content_words, path_segments, url_path
 from explorer.records import Action, Prediction, Transition, Verdict
@@ -39,6 +39,12 @@ _MARK = re.compile(r"\[\d+\]")
 # words that add nothing to a prediction: role names, the grammar's own words, filler
 _ROLE_WORDS = {"button", "link", "tab", "textbox", "checkbox", "combobox", "menuitem", "appears", "disappears"}
 _ROLE_WORDS |= {"changes", "the", "a", "click", "clicks"}
+LAYER_WORDS = content_words("dialog modal popup pop-up form menu dropdown drop-down overlay layer panel box")
+LAYER_KINDS = {"appears": "added", "disappears": "removed"}
+LAYER_SIZE = 3  # controls that appear or go together: a layer, not one control
+REPLACED = 3  # at most this many controls replaced by as many others count as a change in place
+_PATH_SAID = re.compile(r"\b(?:at|to)\s+(/[\w\-./?=&%+~]*[\w/])")  # a path claimed in free text: `opens at /x`
+STATE_WORDS = content_words("checked unchecked selected deselected ticked unticked cleared enabled disabled pressed")
 _CORRECT = re.compile(r"CORRECT\s*[:=]\s*(yes|no)", re.IGNORECASE)
 _HOME = re.compile(r"\b(home|front|start|main|landing|index)\s*-?\s*page\b|\bhomepage\b|\bhome\b", re.IGNORECASE)
 
@@ -66,8 +72,9 @@ def rule_verdict(
         return verdict(False, 0.0, "no usable prediction: the model's answer did not parse")
     if _restates(prediction.change, acted):
         return verdict(False, 0.0, "the prediction only restates the action")
-    if prediction.navigates != transition.url_changed:
-        said = "a new page" if prediction.navigates else "no new page"
+    says_page = True if prediction.navigates else False if in_page(prediction.change) else None
+    if says_page is not None and says_page != transition.url_changed:  # None: `opens`/`shows` may be either
+        said = "a new page" if says_page else "no new page"
         return verdict(
             False, 0.0, f"predicted {said}, but the URL {'did' if transition.url_changed else 'did not'} change"
         )
@@ -89,17 +96,18 @@ def _judge_page(
     heading = (t.headings_after or [""])[0]
     if hedges(p.change, allowed=f"{t.title_after} {heading}"):
         return False, 0.0, "names several pages, or hedges"
-    if p.expected_url and p.expected_url.strip():
-        if path_segments(p.expected_url) == path_segments(t.url_after):
+    expected = p.expected_url or next(iter(_PATH_SAID.findall(p.change)), None)
+    if expected and expected.strip():
+        if path_segments(expected) == path_segments(t.url_after):
             return True, 1.0, "predicted the page's path"
-        return False, 0.0, f"predicted path {url_path(p.expected_url)!r}, but it is {url_path(t.url_after)!r}"
+        return False, 0.0, f"predicted path {url_path(expected)!r}, but it is {url_path(t.url_after)!r}"
     guess = p.expected_title or p.change
     truth = pages.identity(t.title_after, heading)
     said = pages.distinct(guess)
     if names_home(guess, t):
         return True, 1.0, "predicted the home page"
     if not said:
-        if not truth.title:
+        if not truth.title and content_words(guess) & (pages.shared()[0] | pages.shared()[1]):
             return True, 1.0, "predicted the page titled by the site's name alone"
         return False, 0.0, "names only what every page of the site shares"
     others = [i for i in pages.known() if not _same_page(i, truth)]
@@ -107,8 +115,10 @@ def _judge_page(
     if score > 0:
         if score < recall:
             return False, score, f"names {score:.0%} of what tells {truth.label!r} apart"
-        rival = max(others, key=lambda i: _jaccard(said, i), default=None)
-        if rival is not None and _jaccard(said, rival) >= _jaccard(said, truth):
+        weight = pages.rarity()
+        fit = _fit(said, truth, weight)
+        rival = max(others, key=lambda i: _fit(said, i, weight), default=None)
+        if rival is not None and _fit(said, rival, weight) >= fit:
             return False, score, f"fits {rival.label!r} as well as the real {truth.label!r}"
         return True, score, f"names the page: {truth.label!r}"
     # no word in common: embedding similarity against every known page, the real one must lead
@@ -137,9 +147,16 @@ def _recall(said: frozenset[str], page) -> float:
     return max((len(said & part) / len(part) for part in page.parts), default=0.0)
 
 
-def _jaccard(said: frozenset[str], page) -> float:
-    """Overlap of a predicted name and a page (title or heading), over both."""
-    return max((len(said & part) / len(said | part) for part in page.parts), default=0.0)
+def _fit(said: frozenset[str], page, weight: Callable[[str], float]) -> tuple[float, float]:
+    """Overlap of a predicted name and a page's own name, title or heading (the best of them), each word weighted
+    by how rare it is among the site's pages: `change history of the Welcome flat page` fits the history page
+    (`history` is rare) better than the flat page's form (`flat` is on many pages). Ties go to the page whose
+    words, all together, fit best (`Welcome` is the page titled Welcome, not a form whose title mentions it)."""
+
+    def overlap(part: frozenset[str]) -> float:
+        return sum(weight(w) for w in said & part) / sum(weight(w) for w in said | part)
+
+    return max(map(overlap, page.parts), default=0.0), overlap(page.title | page.heading)
 
 
 def _text(page) -> str:
@@ -153,17 +170,22 @@ def true_kinds(t: Transition) -> set[str]:
         kinds.add("appears")
     if t.removed or t.texts_removed:
         kinds.add("disappears")
-    if t.changed or t.title_after != t.title_before or (t.added and t.removed):  # a control replaced is a change
+    if t.changed or t.title_after != t.title_before or _replaced(t):
         kinds.add("changes")
+    if not (kinds - {"appears"} or t.added or t.texts_added):  # the page itself stays (a dialog is no change of it)
+        kinds.add("nothing")
     if t.dialog:
         kinds.add("dialog")
     if t.new_tab:
         kinds.add("new_tab")
-    if not kinds:
-        kinds.add("nothing")
     if t.error:
         kinds.add("fails")
     return kinds
+
+
+def _replaced(t: Transition) -> bool:
+    """A control or two replaced by others in place (`Follow` -> `Following`), not a layer opening or closing."""
+    return 0 < len(t.added) <= REPLACED and 0 < len(t.removed) <= REPLACED
 
 
 def _affected(t: Transition) -> dict[str, list[tuple[str, bool]]]:
@@ -171,7 +193,7 @@ def _affected(t: Transition) -> dict[str, list[tuple[str, bool]]]:
     changed = [n for c in t.changed for n in (c.name, c.before, c.after) if n]
     if t.title_after != t.title_before:
         changed += [t.title_before, t.title_after]
-    if t.added and t.removed:  # one control replaced by another ("Show phone" -> "Hide phone")
+    if _replaced(t):  # one control replaced by another ("Show phone" -> "Hide phone")
         changed += [e.name for e in [*t.removed, *t.added] if e.name]
     return {
         "appears": [(e.name, False) for e in t.added if e.name]
@@ -181,6 +203,7 @@ def _affected(t: Transition) -> dict[str, list[tuple[str, bool]]]:
         "changes": [(n, False) for n in changed],
         "dialog": [(t.dialog, True)] if t.dialog else [],
         "new_tab": [(t.new_tab, True)] if t.new_tab else [],
+        "values": [(c.after, False) for c in t.changed if c.field == "value" and c.after],  # what a field now holds
     }
 
 
@@ -205,6 +228,10 @@ def _judge_in_page(
         if wrong:
             return False, 0.0, wrong
         evidence += _named(claim, affected, acted)
+    if not evidence:  # "the report dialog closes": a layer of controls opened or went, and the claim says so
+        evidence = [
+            "a layer of controls " + "/".join(sorted(c.kinds & LAYER_KINDS.keys())) for c in claims if _layer(c, t)
+        ]
     if evidence:
         return True, 1.0, f"names what changed: {evidence[0]!r}"
     if any(c.quoted for c in claims):  # it named something, and none of it is what changed
@@ -215,7 +242,7 @@ def _judge_in_page(
 
 def _claim_sets(claim: Claim, affected: dict[str, list[tuple[str, bool]]]) -> list[tuple[str, bool]]:
     """What a claim may be talking about: the affected items of its kinds (of all kinds when it names none)."""
-    kinds = (claim.kinds - {"nothing", "fails"}) or set(affected)
+    kinds = (claim.kinds - {"nothing", "fails"}) or set(affected) - {"values"}
     return [item for k in kinds for item in affected.get(k, [])]
 
 
@@ -226,8 +253,6 @@ def _contradiction(
     claimed = claim.kinds - {"fails"}
     if claimed and not claimed & kinds:
         return f"says it {'/'.join(sorted(claimed))}, but the transition {'/'.join(sorted(kinds))}"
-    if "nothing" in claimed:
-        return "says nothing changes, but something does"
     pool = _claim_sets(claim, affected)
     everything = [item for items in affected.values() for item in items]
     for q in claim.quoted:
@@ -247,25 +272,39 @@ def _contradiction(
 
 def _after_values(t: Transition) -> list[str]:
     """What controls (and the title) became: the right-hand side of every change."""
-    replaced = [e.name for e in t.added] if t.removed else []
+    replaced = [e.name for e in t.added] if _replaced(t) else []
     return [c.after for c in t.changed] + [c.name for c in t.changed] + [t.title_after] + replaced
 
 
 def _named(claim: Claim, affected: dict[str, list[tuple[str, bool]]], acted: str) -> list[str]:
     """The affected items a claim names: by a quoted name, by every word of a control's name, or by most of
     the claim's words for a text block. The acted element itself names nothing."""
-    found = []
+    found, single = [], []
     for name, block in _claim_sets(claim, affected):
-        if acted and norm(name) == norm(acted):
-            continue
+        if acted and norm(name) == norm(acted) and not (claim.becomes or claim.all_words & STATE_WORDS):
+            continue  # the acted control names its own change only with what it becomes
         words = content_words(name)
         if any(names_match(q, name, text_block=block) for q in claim.quoted):
             found.append(name)
-        elif block and len(claim.words & words) >= max(2, len(claim.words) / 2):
+        elif block and len(claim.all_words & words) >= max(2, len(words) / 2):
             found.append(name)
-        elif not block and words - FILLER and words <= claim.all_words:
+        elif block and len(words) == 1 and words <= claim.words and not next(iter(words)).isdigit():
+            single.append(name)  # one-word texts ("EU", "UK", "US") count when the claim names two of them
+        elif not block and len(words - FILLER) >= 2 and words <= claim.all_words:
             found.append(name)
+    found += single if len(set(single)) >= 2 else []
+    if not claim.kinds or "changes" in claim.kinds:  # "Size 41 is selected": the value a field now holds
+        found += [v for v, _ in affected["values"] if content_words(v) and content_words(v) <= claim.all_words]
     return found
+
+
+def _layer(claim: Claim, t: Transition) -> bool:
+    """Does a claim say that a layer (a dialog, form or menu) opens or closes, and did three or more controls
+    appear (or go) that way?"""
+    for kind, field in LAYER_KINDS.items():
+        if kind in claim.kinds and claim.all_words & LAYER_WORDS and len(getattr(t, field)) >= LAYER_SIZE:
+            return True
+    return False
 
 
 def _restates(change: str, acted: str) -> bool:

@@ -17,8 +17,8 @@ _OUTCOME = re.compile(r"OUTCOME\s*[:=][ \t]*(.*?)[ \t]*(?:\n|REASON\s*[:=]|$)", 
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.IGNORECASE)
 _NAVIGATES = re.compile(r'Navigates to\s+"([^"\n]*?)(?:"|$)(?:\s*\(([^)]*)\))?', re.IGNORECASE)
 _NAV_WORDS = re.compile(
-    r"\b(navigat\w*|redirect\w*|goes( back)? to|go( back)? to|returns? to|takes (you|the user) to|"
-    r"loads? (a|the) (new )?page|opens? (the|a)\s[^.!?\n]{0,60}?page|page (opens|loads))\b",
+    r"\b(navigat\w*|redirect\w*|reloads?|refresh(es)?|goes( back)? to|go( back)? to|returns? to|"
+    r"takes (you|the user) to|loads? (a|the) (new )?page|opens? (the|a)\s[^.!?\n]{0,60}?page|page (opens|loads))\b",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r'"([^"]{2,80})"')

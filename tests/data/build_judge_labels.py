@@ -75,7 +75,9 @@ def generated(run: RunCases, case: Case, rng: random.Random) -> list[tuple[str, 
     name = site_title(run.pages)
     if t.url_changed:
         own, path = own_name(t.title_after), url_path(t.url_after)
-        if not run.pages.identity(t.title_after).title:
+        if own.startswith("/"):  # a title that starts with a path ("/about/ -- About us | Change flat page")
+            pass
+        elif not run.pages.identity(t.title_after).title:
             if path.strip("/") == "":
                 out.append(("paraphrase", "Goes back to the home page.", True, "home page in other words"))
         else:
@@ -150,10 +152,21 @@ def manual_labels(path: Path) -> dict[str, tuple[bool, str]]:
     """case id -> (label, note) from the labelling TSV."""
     if not path.exists():
         return {}
-    rows = csv.reader(path.open(), delimiter="\t")
+    rows = csv.reader(path.open(), delimiter="\t", quoting=csv.QUOTE_NONE)
     return {
         r[0]: (r[1].strip().lower() in ("1", "true", "right", "yes"), r[2] if len(r) > 2 else "") for r in rows if r
     }
+
+
+def manual_cases(path: Path) -> list[dict]:
+    """Predictions a person wrote for transitions of the runs: `run:record`, prediction, right|wrong, note."""
+    if not path.exists():
+        return []
+    rows = [r for r in csv.reader(path.open(), delimiter="\t", quoting=csv.QUOTE_NONE) if r and r[0][:1] != "#"]
+    return [
+        {"case": r[0], "n": n, "prediction": r[1], "label": r[2].strip() == "right", "note": r[3] if len(r) > 3 else ""}
+        for n, r in enumerate(rows)
+    ]
 
 
 def build(runs: list[Path], out: Path, per_transition: int, seed: int) -> None:
@@ -191,6 +204,23 @@ def build(runs: list[Path], out: Path, per_transition: int, seed: int) -> None:
                         **base,
                     )
                 )
+    for row in manual_cases(HERE / "judge_labels_written.tsv"):  # predictions a person wrote for run transitions
+        run_name, record = row["case"].split(":", 1)
+        run = next(r for r in kept if r.run == run_name)
+        case = next(c for c in run.cases if c.record == record)
+        cases.append(
+            LabelledCase(
+                id=f"{row['case']}:written:{row['n']}",
+                source=run_name,
+                split=split_of(run.site, case.transition.url_before),
+                category="handwritten",
+                acted=case.acted,
+                transition=case.transition,
+                prediction=row["prediction"],
+                correct=row["label"],
+                note=row["note"],
+            )
+        )
     handwritten = HERE / "handwritten_cases.json"
     if handwritten.exists():  # recorded once by `--record-handwritten`; their pages are their site's run's
         extra = LabelledSet.model_validate_json(handwritten.read_text())
