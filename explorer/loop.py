@@ -52,7 +52,7 @@ class Engine:
     _model_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.pages.site_name = self.site.name
+        self.pages.site_name = self.site.name if self.site is not None else ""
         for node in self.tracker.graph.nodes():  # a resumed run knows its pages again
             self.pages.add(node.title)
 

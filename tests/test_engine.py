@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -77,6 +79,20 @@ async def test_failure_records_hold_the_full_explore_record(scale_run):
         assert store.observation(node.observation).title == node.title
 
 
+def test_judge_audit_cli_on_a_scale_run(scale_run):
+    """`scalehop judge audit RUN --json` on the run: its last line is the JSON summary, and the Judger accepts
+    what really happened and not another transition's outcome."""
+    _, store, _ = scale_run
+    cmd = [sys.executable, "-m", "flows.cli", "judge", "audit", str(store.dir), "--json"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=Path(__file__).parents[1])
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["judge"] == "rule-v2" and summary["transitions"] == len(store.records())
+    assert summary["true_accept"] >= 0.95 and summary["swap_false_accept"] <= 0.05
+    assert summary["constant_false_accept"] == max(summary["constants"].values())
+    assert "site name (page)" in summary["constants"] and "nothing changes (in-page)" in summary["constants"]
+
+
 async def test_a_right_prediction_returns_to_the_node_and_picks_again(scale_run):
     _, store, graph = scale_run
     steps = store.rows("SELECT step, node_from, node_to, json_extract(outcome, '$.kind') FROM steps ORDER BY step")
@@ -86,8 +102,8 @@ async def test_a_right_prediction_returns_to_the_node_and_picks_again(scale_run)
         node = row["node_from"]
         later = [s for s in steps if s[0] > row["step"]]
         picks = [i for i, s in enumerate(later) if s[3] in ("explore", "verify")]
-        if not picks or graph.node(node).status == "full":
-            continue  # the budget ended, or the node was done: no resample there
+        if not picks or graph.node(node).status == "full" or any(s[3] == "start" for s in later[: picks[0]]):
+            continue  # the budget ended (a resumed chunk starts over), or the node was done: no resample there
         assert later[picks[0]][1] == node  # the Selector (or verification) picks again at the same node
         if row["node_to"] != node:  # the action left the node: the explorer went back first
             assert any(s[3] == "return" for s in later[: picks[0]])
