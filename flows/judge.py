@@ -46,7 +46,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         except ScalehopError as exc:
             raise ScalehopError(f"{path}: {exc}") from None
     if not any(r.cases for r in runs):
-        raise ScalehopError("no judged transitions in these runs: audit a SCALE run (scalehop explore --strategy scale)")
+        raise ScalehopError("no judged transitions in these runs: audit SCALE runs (scalehop explore --strategy scale)")
     similarity = Embedder().similarity
     report = audit(runs, similarity, swaps=args.swaps, seed=args.seed)
     if args.labels:
