@@ -18,11 +18,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from explorer.audit import know_nothing
 from explorer.config import BrowserConfig, ExploreConfig
 from explorer.errors import ConfigError
 from explorer.models import Embedder, ModelConfig, embedded_model_dir, load_model
 from explorer.records import Transition
-from explorer.roles import parse_selection, predictor_messages
+from explorer.roles import parse_selection, predict, predictor_messages
 from explorer.roles.prompts import prefill
 from flows.cli import main as cli_main
 from flows.explore import run_exploration
@@ -33,11 +34,14 @@ from training import (
     gate,
     judge_answer,
     load_samples,
+    predictor_predictions,
     read_card,
+    run_cases,
     sft_examples,
     split_by_page,
     write_card,
 )
+from training.evaluate import case_of
 from training.improve import run_improvement
 from training.sft import SFTExample, predictor_example
 from training.train import IGNORE, encode, train_adapter
@@ -103,11 +107,11 @@ def test_sft_views_come_from_failures_in_the_roles_own_format(failures):
             assert picked.key == sample.action.element_key and reason
 
 
-def test_predictor_targets_are_judged_correct_against_their_own_transition(failures):
-    """What the Predictor is taught must be what the fixed Judger accepts."""
-    similarity = Embedder().similarity
+def test_predictor_targets_are_judged_correct_against_their_own_transition(failures, similarity):
+    """What the Predictor is taught must be what the fixed Judger accepts, against every page the run has seen."""
+    runs = run_cases(failures)
     for sample in failures:
-        verdict = judge_answer(predictor_example(sample).answer, sample, similarity)
+        verdict = judge_answer(predictor_example(sample).answer, sample, similarity, runs[sample.run].pages)
         assert verdict.correct, (sample.transition.description, verdict.reason)
     assert failures
 
@@ -144,6 +148,69 @@ def test_examples_are_tokenized_as_inference_reads_them_with_loss_on_the_answer_
         assert IGNORE not in answer and answer[-1] == tokenizer.eos_token_id == tokenizer.pad_token_id  # stop kept
         assert tokenizer.decode(answer, skip_special_tokens=True) == ex.completion
     assert encode(sft_examples(failures)[0], tokenizer, 40) is None  # too long: skipped, never cut
+
+
+def _decoded(p) -> tuple:
+    return p.change, p.navigates, p.fallback, p.expected_title, p.expected_url, p.reasoning
+
+
+def test_evaluation_decodes_like_the_live_predictor(failures, model, trained):
+    """The evaluation's predictions (kind chosen per sample, the rest batched) equal what `predict` returns for the
+    same model, observation and action: base model, and with an adapter (whose kind choice must use it too)."""
+    live = [
+        predict(model, s.observation, s.action, s.target, s.selector_reasoning, hint=s.hint, use_adapter=False)
+        for s in failures
+    ]
+    evaluated = predictor_predictions(model, failures, None)
+    assert [_decoded(p) for p in evaluated] == [_decoded(p) for p in live]
+    few = failures[:3]
+    name = model.load_adapter(trained["dir"], name="decode-adapter", activate=False)
+    tuned = predictor_predictions(model, few, name)
+    assert model.adapter_id is None  # the adapter was the default only while the evaluation ran
+    model.set_adapter(name)
+    try:
+        live_tuned = [predict(model, s.observation, s.action, s.target, s.selector_reasoning, hint=s.hint) for s in few]
+    finally:
+        model.set_adapter(None)
+    assert [_decoded(p) for p in tuned] == [_decoded(p) for p in live_tuned]
+    assert [_decoded(p) for p in tuned] != [_decoded(p) for p in evaluated[:3]]  # the adapter did change answers
+
+
+@pytest.fixture(scope="module")
+def base_report(failures, model, similarity):
+    """The base model evaluated on the fixture's transitions, judged against all pages of the run."""
+    return evaluate(model, failures, similarity, None, runs=run_cases(failures), surprise=False)
+
+
+def test_the_floor_is_the_best_know_nothing_answer_on_the_heldout_set(failures, base_report, similarity):
+    (run,) = run_cases(failures).values()
+    accuracies = {}
+    for const in know_nothing(run):
+        right = [judge_answer(f"OUTCOME: {const.text(case_of(s))}", s, similarity, run.pages).correct for s in failures]
+        accuracies[f"{const.name} ({'page' if const.navigates else 'in-page'})"] = sum(right) / len(right)
+    best = max(accuracies.values())
+    assert len(accuracies) == len(base_report.floor_answers) == 8
+    assert base_report.floor_answers == {k: round(v, 4) for k, v in accuracies.items()}
+    assert base_report.floor == round(best, 4) and accuracies[base_report.floor_answer] == best
+    assert base_report.floor > 0, "some know-nothing answer is right on this run: a zero floor hides it"
+    assert base_report.over_floor == round(base_report.predictor_accuracy - base_report.floor, 4)
+
+
+def test_gate_refuses_an_adapter_at_or_below_the_floor_even_if_it_beats_the_base(base_report):
+    n, low = base_report.predictor_total, base_report.floor
+    assert base_report.predictor_accuracy < low, "this run's base model should be below its floor"
+    at_floor = round(low * n)
+    candidate = base_report.model_copy(
+        update={"adapter": "round-1", "predictor_correct": at_floor, "predictor_accuracy": round(at_floor / n, 4)}
+    )
+    decision = gate(base_report, candidate)
+    assert candidate.predictor_accuracy > base_report.predictor_accuracy  # it beats the base ...
+    assert not decision.adopted and "floor" in decision.reason and decision.floor == low  # ... but not the floor
+    assert base_report.floor_answer in decision.reason
+    above = candidate.model_copy(
+        update={"predictor_correct": at_floor + 1, "predictor_accuracy": round((at_floor + 1) / n, 4)}
+    )
+    assert gate(base_report, above).adopted  # one more right answer than the floor: adopted
 
 
 def test_lora_training_changes_the_adapter_weights_and_lowers_the_loss(trained):
@@ -253,7 +320,10 @@ async def test_one_improve_round_trains_evaluates_gates_and_records(failures, si
     ]
     assert only["train_examples"] > 0 and only["heldout"] > 0 and only["adapter"] == "adapters/round-1"
     assert only["before"] == only["base"] and only["after"]["adapter"] == "round-1"
-    assert only["adopted"] == (only["after"]["predictor_accuracy"] >= only["before"]["predictor_accuracy"])
+    after, floor = only["after"]["predictor_accuracy"], only["floor"]["accuracy"]
+    assert only["after"]["floor"] == only["base"]["floor"] == floor  # one floor: that of the held-out set
+    assert only["floor"]["answer"] in only["floor"]["answers"] and floor == max(only["floor"]["answers"].values())
+    assert only["adopted"] == (after >= only["before"]["predictor_accuracy"] and after > floor)
     assert summary["adopted_adapter"] == ("adapters/round-1" if only["adopted"] else None)
     card = read_card(root / "adapters" / "round-1")
     assert card.round == 1 and card.parent_round is None and card.adopted == only["adopted"]

@@ -17,10 +17,12 @@ improve.json keys (stable; reports read them):
     transitions      transitions explored this round (j=0 and j=1)
     train_examples   SFT examples trained on (failures of training pages, all rounds so far)
     heldout          held-out transitions (pages never trained on, all rounds so far)
+    floor            {accuracy, answer, answers}: the best know-nothing answer on the held-out transitions
+                     (training.evaluate.heldout_floor), or null when none are held out; a gain counts only above it
     base / before / after   EvalReport dicts: the base model, the model in use before this round, the new adapter
-                     (predictor_accuracy, predictor_correct, predictor_total, selector_surprise, selector_picks,
-                     random_surprise, seconds)
-    adopted, reason  the gate's decision
+                     (predictor_accuracy, predictor_correct, predictor_total, floor, floor_answer, floor_answers,
+                     selector_surprise, selector_picks, random_surprise, seconds)
+    adopted, reason  the gate's decision (adopted only above the floor and without regression)
     adapter          this round's adapter folder (relative), or null when nothing was trained
     train            TrainResult.metrics() or null
     seconds          wall time of the round
@@ -40,7 +42,7 @@ from explorer.errors import ConfigError
 from explorer.models import ModelConfig
 from training.adapters import AdapterCard, round_dir, write_card
 from training.config import TrainConfig
-from training.evaluate import EvalReport, evaluate
+from training.evaluate import EvalReport, evaluate, heldout_floor, run_cases
 from training.gate import GateDecision, gate
 from training.samples import Sample, load_samples, split_by_page
 from training.sft import SFTExample, data_hash, sft_examples
@@ -81,10 +83,13 @@ def train_round(train: Sequence[Sample], k: int, improve_dir: str | Path, cfg: T
     return folder, train_adapter(examples, cfg, folder), examples
 
 
-def evaluate_adapter(model, heldout: Sequence[Sample], similarity, adapter: str | Path | None, base_wrong=None):
-    """Held-out metrics of `model` with the adapter folder `adapter` loaded (None: the base model)."""
+def evaluate_adapter(
+    model, heldout: Sequence[Sample], similarity, adapter: str | Path | None, base_wrong=None, *, runs=None, low=None
+):
+    """Held-out metrics of `model` with the adapter folder `adapter` loaded (None: the base model); `runs`:
+    `run_cases` of all samples (the pages the Judger knows), `low`: the held-out floor, if already measured."""
     name = None if adapter is None else model.load_adapter(adapter, name=Path(adapter).name, activate=False)
-    return evaluate(model, heldout, similarity, name, base_wrong=base_wrong)
+    return evaluate(model, heldout, similarity, name, base_wrong=base_wrong, runs=runs, floor_of=low)
 
 
 def _public(report: EvalReport | None) -> dict | None:
@@ -152,12 +157,18 @@ def learn_round(
     fresh = [s for s in samples if Path(s.run) in {Path(r) for r in new_runs}]
     train_set, heldout = split_by_page(samples, summary["heldout_share"], seed=train.seed)
     folder, result, examples = train_round(train_set, k, root, train)
-    base = evaluate_adapter(model, heldout, similarity, None) if heldout else None
+    runs_seen = run_cases(samples)  # every page of every run, for the Judger; the floor's constants
+    low = heldout_floor(heldout, similarity, runs_seen) if heldout else None
+    base = evaluate_adapter(model, heldout, similarity, None, runs=runs_seen, low=low) if heldout else None
     before = after = decision = None
     if base is not None:
-        before = base if current is None else evaluate_adapter(model, heldout, similarity, current, set(base.wrong))
+        before = (
+            base
+            if current is None
+            else evaluate_adapter(model, heldout, similarity, current, set(base.wrong), runs=runs_seen, low=low)
+        )
         if folder is not None:
-            after = evaluate_adapter(model, heldout, similarity, folder, set(base.wrong))
+            after = evaluate_adapter(model, heldout, similarity, folder, set(base.wrong), runs=runs_seen, low=low)
             decision = gate(before, after)
     if decision is None:
         why = "no training examples" if folder is None else "no held-out transitions to evaluate on"
@@ -173,6 +184,7 @@ def learn_round(
             "transitions": len(fresh),
             "train_examples": len(examples),
             "heldout": len(heldout),
+            "floor": None if low is None else low.model_dump(),
             "base": _public(base),
             "before": _public(before),
             "after": _public(after),

@@ -29,6 +29,7 @@ _STAYS = re.compile(
 )
 _ASIDE = re.compile(r"\([^)]*\)")  # "The action fails (navigation did not answer ...)" is no navigation
 FALLBACK_CHANGE = "Nothing visible changes."
+REPAIR = "Answer with one line starting OUTCOME: and then one line starting REASON:"  # the stricter ask
 PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
 # The outcome kinds of the transition grammar. The model first picks one (scored, not generated: a small model
 # then cannot wander off the grammar), then writes the rest of the outcome after it.
@@ -102,7 +103,7 @@ def predict(
         msgs,
         parse_prediction,
         start=start,
-        repair="Answer with one line starting OUTCOME: and then one line starting REASON:",
+        repair=REPAIR,
         images=images,
         max_tokens=MAX_TOKENS,
         stats=stats or RoleStats(),
