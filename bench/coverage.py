@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from bench.common import print_table  # noqa: E402
 from explorer import BrowserConfig, SiteConfig  # noqa: E402
 from explorer.config import ExploreConfig  # noqa: E402
-from flows.explore import run_exploration  # noqa: E402
+from explorer.run import run_exploration  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
 STRATEGIES = ("random", "bfs", "greedy", "scale")

@@ -24,7 +24,7 @@ from bench.common import print_table  # noqa: E402
 from explorer import BrowserConfig, SiteConfig  # noqa: E402
 from explorer.config import ExploreConfig  # noqa: E402
 from explorer.models import ModelConfig, load_model  # noqa: E402
-from flows.explore import run_exploration  # noqa: E402
+from explorer.run import run_exploration  # noqa: E402
 from sites import serve_sites  # noqa: E402
 from synthesis.generators import ModelGenerator  # noqa: E402
 from synthesis.multi_step import build_multi_step  # noqa: E402

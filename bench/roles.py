@@ -20,7 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bench.common import median, print_table  # noqa: E402
 from explorer import Action, BrowserConfig, Chromium, SiteConfig  # noqa: E402
-from explorer.baselines import action_for, random_step, usable_elements  # noqa: E402
+from explorer.baselines import random_step  # noqa: E402
+from explorer.candidates import action_for, usable_elements  # noqa: E402
 from explorer.models import ModelConfig, load_model  # noqa: E402
 from explorer.roles import predictor_messages  # noqa: E402
 from explorer.roles.context import page_summary  # noqa: E402

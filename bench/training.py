@@ -63,7 +63,7 @@ PAGE_SPLIT = "page split (within site)"
 
 
 async def _crawl(cache: Path, sites: list[str], steps: dict[str, int]) -> None:
-    from flows.explore import run_exploration
+    from explorer.run import run_exploration
     from sites import serve_sites
 
     servers = serve_sites(port=0, slow_seconds=2)

@@ -157,20 +157,22 @@ class BrowserConfig(_Strict):
 class ExploreConfig(_Strict):
     """One exploration run: strategy, SCALE-Hop settings and budgets (any budget reached stops it cleanly)."""
 
-    strategy: Literal["scale", "random", "bfs", "greedy"] = "scale"
-    hops: int = Field(60, gt=0)  # outer-loop visits of frontier nodes
-    steps_per_hop: int = Field(25, gt=0)  # K: inner-loop steps at one node
-    max_steps: int | None = Field(None, gt=0)  # browser actions in total, returns and backtracks included
-    max_seconds: float | None = Field(None, gt=0)
-    max_tokens: int | None = Field(None, gt=0)  # model tokens in and out
-    resample_tries: int = Field(2, ge=0)  # after a right prediction: return and pick again, this often
-    stall_steps: int = Field(6, gt=0)  # M: no new state in this many steps at a node is a stall
-    verify_actions: int = Field(3, gt=0)  # N: random actions the Predictor must get right for `full`
-    memory: bool = True  # show the Predictor what the same kind of action did earlier in the run
-    delta: float = Field(DEFAULT_DELTA, gt=0, le=1)  # SSIM threshold of state identity
-    max_variants_per_path: int = Field(30, gt=0)  # URL variants of one path kept as separate states
-    contexts: int = Field(1, gt=0)  # parallel browser contexts on the site
-    seed: int = 0
+    strategy: Literal["scale", "random", "bfs", "greedy"] = Field("scale", description="exploration strategy")
+    hops: int = Field(60, gt=0, description="outer-loop hops (SCALE-Hop): visits of frontier nodes")
+    steps_per_hop: int = Field(25, gt=0, description="K: inner-loop steps at one node")
+    max_steps: int | None = Field(
+        None, gt=0, description="browser actions in total, returns, backtracks and resumed runs included"
+    )
+    max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of the run")
+    max_tokens: int | None = Field(None, gt=0, description="model tokens in and out")
+    resample_tries: int = Field(2, ge=0, description="after a right prediction: return and pick again, this often")
+    stall_steps: int = Field(6, gt=0, description="M: steps without a new state that make a stall")
+    verify_actions: int = Field(3, gt=0, description="N: random actions the Predictor must get right for `full`")
+    memory: bool = Field(True, description="show the Predictor what the same kind of action did earlier in the run")
+    delta: float = Field(DEFAULT_DELTA, gt=0, le=1, description="SSIM threshold of state identity")
+    max_variants_per_path: int = Field(30, gt=0, description="URL variants of one path kept as separate states")
+    contexts: int = Field(1, gt=0, description="parallel browser contexts on the site")
+    seed: int = Field(0, description="random seed")
 
 
 def origin_of(url: str) -> str:

@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from explorer.baselines import action_for, usable_elements
 from explorer.browser import BrowserSession
 from explorer.budget import Budget
+from explorer.candidates import action_for, usable_elements
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.memory import TransitionMemory
 from explorer.models import ChatModel

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from explorer.config import ExploreConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.graph import ExplorationGraph
 from explorer.records import Edge, Node, Observation
@@ -212,6 +213,26 @@ class RunStore:
     def meta(self) -> dict:
         """All run-level settings and summaries."""
         return {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
+
+    def site(self) -> SiteConfig:
+        """The site this run explored (as configured when it was created)."""
+        meta = self.meta()
+        if "site" not in meta:
+            raise StoreError(f"{self.path} names no site: it was not written by `scalehop explore`")
+        return SiteConfig.model_validate(meta["site"])
+
+    def explore_config(self) -> ExploreConfig:
+        """The exploration settings this run was created with."""
+        return ExploreConfig.model_validate(self.meta().get("explore", {}))
+
+    @staticmethod
+    def site_of(run_dir: str | Path) -> SiteConfig:
+        """The site of the run at `run_dir` (opens and closes its store)."""
+        store, _ = resume(run_dir)
+        try:
+            return store.site()
+        finally:
+            store.close()
 
     def last_step(self) -> int:
         """The highest committed step number (-1 for a new run)."""

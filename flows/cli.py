@@ -9,12 +9,34 @@ import json
 import logging
 import sys
 
-from explorer.config import BrowserConfig, load_site_config, validated
+from explorer.config import BrowserConfig, ExploreConfig, load_site_config, validated
 from explorer.errors import ScalehopError
+from flows.options import add_config_options, config_from_args
 
-# Stages whose verbs live next to their code: each module has `add_commands(sub)`, which adds its parsers and
-# binds each to its command function with `set_defaults(handler=...)`.
-VERB_MODULES: tuple[str, ...] = ("flows.report", "flows.judge", "flows.schedule", "training.cli", "synthesis.cli")
+# The other verbs: each module has `add_commands(sub)`, which adds its parsers and binds each to its command
+# function with `set_defaults(handler=...)`.
+VERB_MODULES: tuple[str, ...] = (
+    "flows.commands.report",
+    "flows.commands.judge",
+    "flows.schedule",
+    "flows.commands.improve",
+    "flows.commands.dataset",
+)
+
+
+# ExploreConfig field -> the `explore` verb's flag
+EXPLORE_FLAGS = {
+    "strategy": "strategy",
+    "hops": "hops",
+    "max_steps": "steps",
+    "steps_per_hop": "steps-per-hop",
+    "stall_steps": "stall-steps",
+    "verify_actions": "verify-actions",
+    "memory": "memory",
+    "contexts": "contexts",
+    "max_seconds": "max-seconds",
+    "seed": "seed",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,19 +60,10 @@ def _parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("explore", help="explore a site into a crash-safe run folder")
     exp.add_argument("target", help="a start URL or a site config (.toml/.yaml)")
-    exp.add_argument("--strategy", choices=["scale", "random", "bfs", "greedy"], default="scale")
-    exp.add_argument("--hops", type=int, default=60, help="outer-loop hops (SCALE-Hop)")
-    exp.add_argument("--steps", type=int, help="browser actions in total (resumed runs included)")
-    exp.add_argument("--steps-per-hop", type=int, default=25, help="K: inner-loop steps at one node")
-    exp.add_argument("--stall-steps", type=int, default=6, help="M: steps without a new state that make a stall")
-    exp.add_argument("--verify-actions", type=int, default=3, help="N: random actions a stalled node is checked on")
-    exp.add_argument("--no-memory", action="store_true", help="do not show the Predictor earlier transitions")
-    exp.add_argument("--contexts", type=int, default=1, help="parallel browser contexts")
-    exp.add_argument("--max-seconds", type=float)
+    add_config_options(exp, ExploreConfig, EXPLORE_FLAGS)
     exp.add_argument("--runs-dir", default="runs")
     exp.add_argument("--run-id", help="name of a new run (default: timestamp-strategy-random)")
     exp.add_argument("--resume", metavar="RUN", help="continue the run RUN in --runs-dir")
-    exp.add_argument("--seed", type=int, default=0)
     model_args(exp)
     exp.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     exp.add_argument("--json", action="store_true", help="last line: a JSON summary of the run")
@@ -107,7 +120,7 @@ def _cmd_sites_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_observe(args: argparse.Namespace) -> int:
-    from flows.first_look import observe_to_dir
+    from explorer.first_look import observe_to_dir
 
     site = load_site_config(args.target)
     obs, out = asyncio.run(observe_to_dir(site, BrowserConfig(executable=args.chromium), args.out))
@@ -121,23 +134,10 @@ def _cmd_observe(args: argparse.Namespace) -> int:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    from explorer.config import ExploreConfig
-    from flows.explore import run_exploration
+    from explorer.run import run_exploration
 
     site = load_site_config(args.target)
-    fields = {
-        "strategy": args.strategy,
-        "hops": args.hops,
-        "max_steps": args.steps,
-        "steps_per_hop": args.steps_per_hop,
-        "stall_steps": args.stall_steps,
-        "verify_actions": args.verify_actions,
-        "memory": not args.no_memory,
-        "contexts": args.contexts,
-        "max_seconds": args.max_seconds,
-        "seed": args.seed,
-    }
-    cfg = validated(lambda: ExploreConfig(**fields), "explore options")
+    cfg = config_from_args(ExploreConfig, args, EXPLORE_FLAGS)
     summary = asyncio.run(
         run_exploration(
             site,
@@ -154,7 +154,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _cmd_step(args: argparse.Namespace) -> int:
-    from flows.one_step import render, run_step
+    from explorer.step import render, run_step
 
     site = load_site_config(args.target)
     report = asyncio.run(

@@ -14,16 +14,25 @@ import warnings
 from pathlib import Path
 
 from explorer.config import ExploreConfig, SiteConfig
+from explorer.errors import ScalehopError
 from explorer.models import ModelConfig
-from flows.pipeline import build_dataset, explore_site, report, self_improve
+from flows.dataset import build_dataset
+from flows.explore import explore_site
+from flows.improve import self_improve
+from flows.reporting import report
 from sites import serve_sites
 from training.config import TrainConfig
+from training.state import ImproveState
 
 # A budget that fits in about 10 minutes on 2 CPU cores (see the README's demo section).
 EXPLORE = ExploreConfig(max_steps=20, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=0)
 EXPLORE_AGAIN = ExploreConfig(max_steps=6, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=1)
 TRAIN = TrainConfig(epochs=2, batch_size=4, max_length=384, seed=0)
 DATASET_LIMIT = 4  # drafts per task type and run: replay validation costs a few seconds per multi-step task
+
+
+class DemoError(ScalehopError):
+    """A demo stage that failed (the others ran; their outputs stay)."""
 
 
 def bundled_site_configs(urls: dict[str, str]) -> list[SiteConfig]:
@@ -51,64 +60,84 @@ def _quiet_libraries() -> None:
 
 
 def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict:
-    """Run the whole job into `out` and print where everything went; returns the paths."""
+    """Run the whole job into `out` and print where everything went; returns the paths. A stage that fails is
+    reported and the later stages still run on what the earlier ones wrote (the report always is written); the
+    demo then exits non-zero."""
     out = Path(out)
     t0 = time.perf_counter()
     _quiet_libraries()
+    failed: list[str] = []
 
     def stage(text: str) -> None:
         print(f"[{time.perf_counter() - t0:4.0f} s] {text}", flush=True)
+
+    def attempt(name: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - keep what the earlier stages wrote, say what failed, go on
+            failed.append(f"{name}: {type(e).__name__}: {e}")
+            print(f"  stage failed: {failed[-1]}", flush=True)
+            return None
 
     for old in ("improve", "explore-again", "dataset", "report.html"):  # the demo's own outputs of a previous run
         if (out / old).is_dir():
             shutil.rmtree(out / old)
         else:
             (out / old).unlink(missing_ok=True)
+    root = out / "improve"
+    improve = again = stats = page = None
     servers = serve_sites(port=0, slow_seconds=5)
     try:
         sites = bundled_site_configs(servers.urls)
         print(f"scalehop demo: {', '.join(servers.urls)} served at {', '.join(servers.urls.values())}")
         stage("1/4 self-improvement round: explore each site (SCALE-Hop, embedded model), train, evaluate, gate")
-        improve = asyncio.run(
-            self_improve(
-                sites,
-                rounds=1,
-                runs_dir=str(out),
-                improve_id="improve",
-                explore=EXPLORE,
-                train=TRAIN,
-                chromium=chromium,
-            )
+        improve = attempt(
+            "self-improvement",
+            lambda: asyncio.run(
+                self_improve(
+                    sites,
+                    rounds=1,
+                    runs_dir=str(out),
+                    improve_id="improve",
+                    explore=EXPLORE,
+                    train=TRAIN,
+                    chromium=chromium,
+                )
+            ),
         )
-        root = out / "improve"
-        adapter = improve["adopted_adapter"]
-        stage(f"2/4 explore again with {'adapter ' + adapter if adapter else 'the base model (adapter rejected)'}")
-        again = asyncio.run(_explore_again(sites, out, root / adapter if adapter else None))
+        adapter = improve.adopted(root) if improve is not None else None
+        stage(f"2/4 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
+        again = attempt("explore again", lambda: asyncio.run(_explore_again(sites, out, adapter))) or []
         stage("3/4 build the dataset of every run")
-        runs = [str(root / r) for r in improve["rounds"][0]["explore_runs"]] + [a["run_dir"] for a in again]
-        stats = build_dataset(runs, None, str(out / "dataset"), DATASET_LIMIT)
+        runs = [str(p.parent) for p in sorted(out.glob("*/**/run.sqlite"))]
+        stats = attempt("dataset", build_dataset, runs, None, str(out / "dataset"), DATASET_LIMIT) if runs else None
         stage("4/4 write the report")
-        page = report(str(out))
+        page = attempt("report", report, str(out))
     finally:
         servers.stop()
     _print_summary(improve, again, stats)
-    paths = {"improve": root, "dataset": out / "dataset", "report": Path(page)}
+    paths = {"improve": root, "dataset": out / "dataset", "report": Path(page) if page else None}
     print(f"\nself-improvement run (improve.json, explore/, adapters/): {root}")
     print(f"explorations with the adopted model: {out / 'explore-again'}")
     print(f"dataset (save_to_disk in hf/, parquet/, README.md card, stats.json): {paths['dataset']}")
     print(f"done in {time.perf_counter() - t0:.0f} s; the report: {page}")
+    if failed:
+        raise DemoError("; ".join(failed))
     return paths
 
 
-def _print_summary(improve: dict, again: list[dict], stats: dict) -> None:
-    (r,) = improve["rounds"]
-    before, after = (r["before"] or {}), (r["after"] or {})
-    print("\nround 1:", f"{r['failures']} failure samples of {r['transitions']} transitions;")
-    print(
-        f"  held-out Predictor accuracy ({r['heldout']} transitions): "
-        f"base {before.get('predictor_accuracy')} -> adapter {after.get('predictor_accuracy')};"
-        f" {'adopted' if r['adopted'] else 'rejected'} ({r['reason']})"
-    )
+def _print_summary(improve: ImproveState | None, again: list[dict], stats: dict | None) -> None:
+    for r in improve.rounds if improve is not None else []:
+        print(f"\nround {r.round}:", f"{r.failures} failure samples of {r.transitions} transitions;")
+        acc = {
+            name: None if e is None else e.predictor_accuracy for name, e in (("base", r.before), ("adapter", r.after))
+        }
+        print(
+            f"  held-out Predictor accuracy ({r.heldout} transitions): floor {r.floor.accuracy if r.floor else None}"
+            f" (know-nothing: {r.floor.answer if r.floor else '-'}), base {acc['base']} -> adapter {acc['adapter']};"
+            f" {'adopted' if r.adopted else 'rejected'} ({r.reason})"
+        )
     for a in again:
         print(f"  explore again {a['run_id']}: {a['steps']} steps, {a['states']} states, {a['failures']} failures")
-    print("dataset rows:", ", ".join(f"{k} {v}" for k, v in stats["counts"].items()))
+    if stats is not None:
+        print("dataset rows:", ", ".join(f"{k} {v}" for k, v in stats["counts"].items()))

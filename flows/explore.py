@@ -1,115 +1,58 @@
-"""`scalehop explore`: run an exploration strategy on a site into a crash-safe run folder."""
+"""The `explore_site` flow: one exploration run on one site, as a retried task (a retry resumes the same run
+folder).
+
+Exploration tasks carry the tag `site:<name>`: a Prefect tag concurrency limit of 1 on it
+(`prefect concurrency-limit create site:<name> 1`, done by `scalehop schedule`) keeps one exploration per site.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import random
-import sys
-import time
-import uuid
 from pathlib import Path
 
-from explorer.baselines import bfs_worker, greedy_worker, random_worker
-from explorer.browser import Chromium
-from explorer.budget import Budget
+from prefect import flow, task
+from prefect.artifacts import acreate_table_artifact
+
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
-from explorer.loop import Engine, run_worker
-from explorer.memory import TransitionMemory
-from explorer.metrics import write_metrics
 from explorer.models import ModelConfig
-from explorer.store import RunStore, resume
-from explorer.tracker import StateTracker
+from explorer.run import new_run_id, run_exploration
+from flows.tasks import RETRIES, RETRY_DELAY_S, artifact_key, site_config, transient
 
 
-def new_run_id(strategy: str) -> str:
-    """A sortable unique run id."""
-    return time.strftime("%Y%m%d-%H%M%S") + f"-{strategy}-{uuid.uuid4().hex[:6]}"
-
-
-def open_run(
-    site: SiteConfig, cfg: ExploreConfig, runs_dir: str | Path, run_id: str | None, resume_run: str | None
-) -> tuple[RunStore, StateTracker]:
-    """A fresh run store, or a resumed one (its graph rebuilt from the store); with its tracker."""
-    if resume_run:
-        store, graph = resume(Path(runs_dir) / resume_run)
-    else:
-        meta = {"site": site.model_dump(mode="json"), "explore": cfg.model_dump(mode="json")}
-        store = RunStore.create(runs_dir, run_id or new_run_id(cfg.strategy), meta)
-        graph = store.load_graph()
-    tracker = StateTracker(
-        store, graph, delta=cfg.delta, ignore_params=site.ignore_params, keep_fragment=site.keep_fragment
-    )
-    return store, tracker
-
-
-async def _progress(cfg: ExploreConfig, tracker: StateTracker, budget: Budget) -> None:
-    """A live progress line on stderr: steps, states, failures, tokens."""
-    total = f"/{cfg.max_steps}" if cfg.max_steps else ""
-    while True:
-        failures = tracker.store.count_records("explore")
-        sys.stderr.write(
-            f"\r{cfg.strategy}: step {tracker.next_step}{total}  states {len(tracker.graph.g)}"
-            f"  failures {failures}  tokens {budget.tokens()}  {budget.seconds():.0f}s "
-        )
-        sys.stderr.flush()
-        await asyncio.sleep(1)
-
-
-async def run_exploration(
-    site: SiteConfig,
-    cfg: ExploreConfig,
-    browser: BrowserConfig,
-    model_config: ModelConfig | None = None,
-    *,
-    runs_dir: str | Path = "runs",
-    run_id: str | None = None,
-    resume_run: str | None = None,
+@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient, persist_result=True)
+async def explore_task(
+    site: SiteConfig, explore: ExploreConfig, browser: BrowserConfig, model: ModelConfig, runs_dir: str, run_id: str
 ) -> dict:
-    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns a summary of the run."""
-    store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
-    rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
-    model = None
-    if cfg.strategy == "scale":
-        from explorer.models import Embedder, load_model
+    """One exploration run; a retry continues the run folder it left."""
+    again = (Path(runs_dir) / run_id / "run.sqlite").exists()
+    return await run_exploration(
+        site, explore, browser, model, runs_dir=runs_dir, run_id=run_id, resume_run=run_id if again else None
+    )
 
-        model = load_model(model_config or ModelConfig())
-        similarity = Embedder().similarity
-    budget = Budget(cfg, tracker, model)
-    model_seconds_at_start = model.usage_report().get("total", {}).get("seconds", 0.0) if model is not None else 0.0
-    engine = None
-    try:
-        async with await Chromium.launch(browser, site.allowed_origins) as chromium:
-            sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
-            for session in sessions:  # the start URL answers, and the site's login steps run, before any step
-                await session.start()
-            if cfg.strategy == "scale":
-                memory = TransitionMemory.from_records(store.records())
-                engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory)
-                workers = [run_worker(engine, s) for s in sessions]
-            else:
-                worker = {"random": random_worker, "bfs": bfs_worker, "greedy": greedy_worker}[cfg.strategy]
-                workers = [worker(site, tracker, budget, s, rng) for s in sessions]
-            progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
-            try:
-                await asyncio.gather(*workers)
-            except asyncio.CancelledError:
-                budget.stop("interrupted")
-            finally:
-                if progress is not None:
-                    progress.cancel()
-                    sys.stderr.write("\n")
-            for session in sessions:
-                await session.close()
-    finally:
-        meta = store.meta()
-        store.set_meta("tokens", meta.get("tokens", 0) + budget.tokens())
-        store.set_meta("seconds", meta.get("seconds", 0.0) + budget.seconds())
-        timings = dict(tracker.timings)
-        if model is not None:
-            timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds_at_start
-        store.set_meta("timings", {k: meta.get("timings", {}).get(k, 0.0) + v for k, v in timings.items()})
-        if engine is not None:
-            store.set_meta("roles", engine.stats.report())
-        summary = write_metrics(store, tracker.graph) | {"stopped_by": budget.exhausted()}
-        store.close()
+
+def site_task(site: SiteConfig):
+    """`explore_task` tagged with the site, for the per-site concurrency limit."""
+    return explore_task.with_options(tags=[f"site:{site.name}"])
+
+
+@flow(name="explore_site", log_prints=True)
+async def explore_site(
+    site: str | SiteConfig,
+    explore: ExploreConfig | None = None,
+    model: ModelConfig | None = None,
+    runs_dir: str = "runs",
+    run_id: str | None = None,
+    chromium: str | None = None,
+) -> dict:
+    """Explore one site (config path or start URL) into `runs_dir/run_id`; returns the run's summary."""
+    config = site_config(site)
+    explore = explore or ExploreConfig()
+    run_id = run_id or new_run_id(explore.strategy)
+    summary = await site_task(config)(
+        config, explore, BrowserConfig(executable=chromium), model or ModelConfig(), runs_dir, run_id
+    )
+    await acreate_table_artifact(
+        key=f"explore-{artifact_key(config.name)}",
+        table=[{k: summary[k] for k in ("run_id", "strategy", "steps", "states", "urls", "failures", "tokens")}],
+        description=f"Exploration of {config.name}: {summary['run_dir']}",
+    )
     return summary

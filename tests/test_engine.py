@@ -14,8 +14,8 @@ from explorer.config import BrowserConfig, ExploreConfig
 from explorer.graph import ExplorationGraph
 from explorer.loop import Engine
 from explorer.records import ExploreRecord, Node, Transition
+from explorer.run import run_exploration
 from explorer.store import resume
-from flows.explore import run_exploration
 
 FIRST_STEPS, MORE_STEPS, MAX_STEPS = 22, 6, 58
 

@@ -116,29 +116,30 @@ def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(pr
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from explorer.config import ExploreConfig
-    from flows.pipeline import self_improve
+    from flows.improve import self_improve
     from training.config import TrainConfig
+    from training.state import ImproveState
 
     api, _ = prefect_server
     sites = [site_config("shop"), site_config("forum")]
     explore = ExploreConfig(max_steps=5, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
     train = TrainConfig(epochs=1, max_steps=2, batch_size=2, max_length=384, rank=4, alpha=8)
     with temporary_settings({PREFECT_API_URL: api}):
-        summary = asyncio.run(
+        state = asyncio.run(
             self_improve(sites, rounds=1, runs_dir=str(tmp_path), improve_id="imp", explore=explore, train=train)
         )
     root = tmp_path / "imp"
-    assert json.loads((root / "improve.json").read_text()) == summary
-    (round1,) = summary["rounds"]
-    assert round1["explore_runs"] == ["explore/round-1/shop", "explore/round-1/forum"]
-    for run in round1["explore_runs"]:
+    assert ImproveState.load(root) == state
+    (round1,) = state.rounds
+    assert round1.explore_runs == ["explore/round-1/shop", "explore/round-1/forum"]
+    for run in round1.explore_runs:
         conn = sqlite3.connect(root / run / "run.sqlite")
         assert conn.execute("SELECT COUNT(*) FROM steps").fetchone()[0] == 5
         conn.close()
-    assert round1["failures"] > 0 and round1["train_examples"] > 0 and round1["adapter"] == "adapters/round-1"
+    assert round1.failures > 0 and round1.train_examples > 0 and round1.adapter == "adapters/round-1"
     assert (root / "adapters/round-1/adapter_config.json").exists()
     card = json.loads((root / "adapters/round-1/card.json").read_text())
-    assert card["adopted"] == round1["adopted"] and card["round"] == 1
+    assert card["adopted"] == round1.adopted and card["round"] == 1
 
     direct = {"flows": {"name": {"any_": ["self_improve"]}}, "flow_runs": {"deployment_id": {"is_null_": True}}}
     ours = httpx.post(f"{api}/flow_runs/filter", json=direct).json()  # not the deployment's scheduled runs

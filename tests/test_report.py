@@ -12,9 +12,9 @@ import pytest
 
 from explorer.config import BrowserConfig, ExploreConfig
 from explorer.records import ExploreRecord
+from explorer.run import run_exploration
 from explorer.store import resume
-from flows.explore import run_exploration
-from flows.report import IMAGE_WIDTH, build_report
+from report import IMAGE_WIDTH, build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 # run folder (relative to the report root) -> (site, strategy, steps)

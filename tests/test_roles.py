@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.baselines import usable_elements
+from explorer.candidates import usable_elements
 from explorer.models import Generation, ModelConfig, Usage, load_model
 from explorer.novelty import rarest_tier, signature
 from explorer.records import Action, Element, Prediction

@@ -19,9 +19,9 @@ from explorer.browser import Chromium
 from explorer.config import BrowserConfig, ExploreConfig, LoginStep, SiteConfig
 from explorer.errors import ConfigError
 from explorer.models import ModelConfig, load_model
+from explorer.run import run_exploration
 from explorer.store import resume
 from flows.cli import main as scalehop
-from flows.explore import run_exploration
 from sites import serve_sites
 from sites.content import build_shop
 from synthesis.build import build_dataset

@@ -25,8 +25,8 @@ from explorer.models import Embedder, ModelConfig, embedded_model_dir, load_mode
 from explorer.records import Transition
 from explorer.roles import parse_selection, predict, predictor_messages
 from explorer.roles.prompts import prefill
+from explorer.run import run_exploration
 from flows.cli import main as cli_main
-from flows.explore import run_exploration
 from training import (
     AdapterCard,
     TrainConfig,
@@ -44,6 +44,7 @@ from training import (
 from training.evaluate import case_of
 from training.improve import run_improvement
 from training.sft import SFTExample, predictor_example
+from training.state import ImproveState
 from training.train import IGNORE, encode, train_adapter
 
 # Few examples, seen often: enough for the adapter to learn its examples' answers (a 135M model needs ~20 passes)
@@ -312,23 +313,23 @@ async def test_one_improve_round_trains_evaluates_gates_and_records(failures, si
     shutil.copytree(Path(failures[0].run), root / "explore" / "round-1" / "shop")
     explore = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
     train = TrainConfig(max_steps=2, batch_size=2, rank=4, alpha=8, seed=seed)
-    summary = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
-    assert json.loads((root / "improve.json").read_text()) == summary
-    (only,) = summary["rounds"]
-    assert only["failures"] == sum(s.kind == "explore" for s in failures) and only["explore_runs"] == [
-        "explore/round-1/shop"
-    ]
-    assert only["train_examples"] > 0 and only["heldout"] > 0 and only["adapter"] == "adapters/round-1"
-    assert only["before"] == only["base"] and only["after"]["adapter"] == "round-1"
-    after, floor = only["after"]["predictor_accuracy"], only["floor"]["accuracy"]
-    assert only["after"]["floor"] == only["base"]["floor"] == floor  # one floor: that of the held-out set
-    assert only["floor"]["answer"] in only["floor"]["answers"] and floor == max(only["floor"]["answers"].values())
-    assert only["adopted"] == (after >= only["before"]["predictor_accuracy"] and after > floor)
-    assert summary["adopted_adapter"] == ("adapters/round-1" if only["adopted"] else None)
+    state = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
+    assert ImproveState.load(root) == state
+    (only,) = state.rounds
+    assert only.failures == sum(s.kind == "explore" for s in failures) and only.explore_runs == ["explore/round-1/shop"]
+    assert only.train_examples > 0 and only.heldout > 0 and only.adapter == "adapters/round-1"
+    assert only.before == only.base and only.after.adapter == "round-1"
+    after, floor = only.after.predictor_accuracy, only.floor.accuracy
+    assert only.after.floor == only.base.floor == floor  # one floor: that of the held-out set
+    assert only.floor.answer in only.floor.answers and floor == max(only.floor.answers.values())
+    assert only.adopted == (after >= only.before.predictor_accuracy and after > floor)
+    assert state.adopted_adapter == ("adapters/round-1" if only.adopted else None)
+    again = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
+    assert again == state  # the run has its round: running it again resumes it and does nothing more
     card = read_card(root / "adapters" / "round-1")
-    assert card.round == 1 and card.parent_round is None and card.adopted == only["adopted"]
-    assert card.counts["train_examples"] == only["train_examples"] and len(card.data_hash) == 64
-    assert card.metrics["after"]["predictor_total"] == only["heldout"] and card.metrics["train"]["steps"] == 2
+    assert card.round == 1 and card.parent_round is None and card.adopted == only.adopted
+    assert card.counts["train_examples"] == only.train_examples and len(card.data_hash) == 64
+    assert card.metrics["after"]["predictor_total"] == only.heldout and card.metrics["train"]["steps"] == 2
     assert (root / "adapters" / "round-1" / "adapter_model.safetensors").is_file()
 
 

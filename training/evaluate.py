@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from explorer.audit import Case, Floor, RunCases, floor, pages_of
 from explorer.models import Message
@@ -68,7 +68,7 @@ class EvalReport(BaseModel):
     selector_picks: int = 0
     random_surprise: float | None = None
     seconds: float = 0.0
-    wrong: list[str] = []  # "<run>#<record id>" of the transitions it mispredicted
+    wrong: list[str] = Field(default=[], exclude=True)  # "<run>#<record id>" of the transitions it mispredicted
 
     @property
     def over_floor(self) -> float | None:

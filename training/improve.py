@@ -1,40 +1,18 @@
-"""Self-improvement rounds as plain functions (a Prefect flow can wrap each as a task):
+"""Self-improvement rounds, the one loop (the Prefect flow `flows.improve.self_improve` wraps it and passes its
+own explore step):
 
-    explore_round (with the adopted adapter) -> failures -> train_round -> evaluate_adapter -> gate -> explore again
+    explore (with the adopted adapter) -> failures -> train -> evaluate on held-out pages -> gate -> adopt
 
-Layout of an improve run `<runs_dir>/<improve_id>/`:
-  explore/round-<k>/<site>/   normal run folders (flows.explore.run_exploration), explored with the adapter in use
-  adapters/round-<k>/         peft LoRA folder + card.json (see training.adapters)
-  improve.json                the summary below, rewritten after every round
-
-improve.json keys (stable; reports read them):
-  improve_id, base_model, sites [names], heldout_share, train_config {TrainConfig}, explore_config {ExploreConfig}
-  rounds: list of {
-    round            k (1-based)
-    explored_with    adapter folder (relative) used to explore this round, or null for the base model
-    explore_runs     run folders of this round (relative)
-    failures         failure samples (j=0) explored this round
-    transitions      transitions explored this round (j=0 and j=1)
-    train_examples   SFT examples trained on (failures of training pages, all rounds so far)
-    heldout          held-out transitions (pages never trained on, all rounds so far)
-    floor            {accuracy, answer, answers}: the best know-nothing answer on the held-out transitions
-                     (training.evaluate.heldout_floor), or null when none are held out; a gain counts only above it
-    base / before / after   EvalReport dicts: the base model, the model in use before this round, the new adapter
-                     (predictor_accuracy, predictor_correct, predictor_total, floor, floor_answer, floor_answers,
-                     selector_surprise, selector_picks, random_surprise, seconds)
-    adopted, reason  the gate's decision (adopted only above the floor and without regression)
-    adapter          this round's adapter folder (relative), or null when nothing was trained
-    train            TrainResult.metrics() or null
-    seconds          wall time of the round
-  }
-  adopted_adapter  the adapter folder in use after the last round (relative), or null for the base model
+The run's state is `improve.json` (training.state.ImproveState), rewritten after every round; running the same
+improve folder again resumes it: finished rounds stay, an interrupted round's explorations continue where they
+stopped, and its training resumes from its last checkpoint.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
@@ -46,22 +24,19 @@ from training.evaluate import EvalReport, evaluate, heldout_floor, run_cases
 from training.gate import GateDecision, gate
 from training.samples import Sample, load_samples, split_by_page
 from training.sft import SFTExample, data_hash, sft_examples
+from training.state import ImproveState, RoundResult
 from training.train import TrainResult, train_adapter
 
+ExploreStep = Callable[[Sequence[SiteConfig], Path, ExploreConfig, BrowserConfig, ModelConfig], Awaitable[list[Path]]]
 
-async def explore_round(
-    sites: Sequence[SiteConfig],
-    k: int,
-    improve_dir: str | Path,
-    explore: ExploreConfig,
-    browser: BrowserConfig,
-    model: ModelConfig,
+
+async def explore_sites(
+    sites: Sequence[SiteConfig], runs_dir: Path, explore: ExploreConfig, browser: BrowserConfig, model: ModelConfig
 ) -> list[Path]:
-    """Explore every site with `model` (its adapter, if any) into `explore/round-<k>/<site>/`; resumes a
-    round's unfinished runs. Returns the run folders."""
-    from flows.explore import run_exploration
+    """Explore every site, one after the other, with `model` (its adapter, if any) into `runs_dir/<site>/`;
+    continues a site's unfinished run. Returns the run folders (the default explore step of `run_improvement`)."""
+    from explorer.run import run_exploration
 
-    runs_dir = Path(improve_dir) / "explore" / f"round-{k}"
     out = []
     for site in sites:
         run = runs_dir / site.name
@@ -92,10 +67,6 @@ def evaluate_adapter(
     return evaluate(model, heldout, similarity, name, base_wrong=base_wrong, runs=runs, floor_of=low)
 
 
-def _public(report: EvalReport | None) -> dict | None:
-    return None if report is None else report.model_dump(exclude={"wrong"})
-
-
 def _shown(path: Path | str | None, root: Path) -> str | None:
     """A folder as improve.json names it: relative to the improve run when inside it."""
     if path is None:
@@ -104,40 +75,58 @@ def _shown(path: Path | str | None, root: Path) -> str | None:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def new_summary(
+def new_state(
     sites: Sequence[SiteConfig],
     improve_dir: str | Path,
     explore: ExploreConfig,
     train: TrainConfig,
     heldout_share: float,
     start_adapter: str | Path | None = None,
-) -> dict:
-    """The improve.json of a run with no rounds yet (checks the inputs; creates the folder)."""
+) -> ImproveState:
+    """The state of an improve run with no rounds yet (checks the inputs; creates the folder)."""
     names = [s.name for s in sites]
     if len(set(names)) != len(names):
         raise ConfigError(f"site names must differ (they name the run folders): {names}")
+    if not 0 <= heldout_share < 1:
+        raise ConfigError(f"heldout share {heldout_share}: give a share in [0, 1)")
     root = Path(improve_dir)
     root.mkdir(parents=True, exist_ok=True)
-    return {
-        "improve_id": root.name,
-        "base_model": train.base_model,
-        "sites": names,
-        "heldout_share": heldout_share,
-        "train_config": train.model_dump(mode="json"),
-        "explore_config": explore.model_dump(mode="json"),
-        "rounds": [],
-        "adopted_adapter": _shown(start_adapter, root),
-    }
+    return ImproveState(
+        improve_id=root.name,
+        base_model=train.base_model,
+        sites=names,
+        heldout_share=heldout_share,
+        train_config=train,
+        explore_config=explore,
+        adopted_adapter=_shown(start_adapter, root),
+    )
 
 
-def adopted(summary: dict, improve_dir: str | Path) -> Path | None:
-    """The adapter folder in use after the summary's last round (None: the base model)."""
-    shown = summary["adopted_adapter"]
-    return None if shown is None else Path(improve_dir) / shown  # an absolute path stays as it is
+def open_state(
+    sites: Sequence[SiteConfig],
+    improve_dir: str | Path,
+    explore: ExploreConfig,
+    train: TrainConfig,
+    heldout_share: float,
+    start_adapter: str | Path | None = None,
+) -> ImproveState:
+    """The improve run's state: resumed from its improve.json when there is one (same sites and base model), else
+    new."""
+    path = ImproveState.path_in(improve_dir)
+    if not path.exists():
+        return new_state(sites, improve_dir, explore, train, heldout_share, start_adapter)
+    state = ImproveState.load(path)
+    names = [s.name for s in sites]
+    if state.sites != names or state.base_model != train.base_model:
+        raise ConfigError(
+            f"{path} is an improve run of {state.sites} on {state.base_model}, not of {names} on {train.base_model}:"
+            " pass another run id to start a new run"
+        )
+    return state
 
 
 def learn_round(
-    summary: dict,
+    state: ImproveState,
     k: int,
     improve_dir: str | Path,
     new_runs: Sequence[Path],
@@ -145,17 +134,17 @@ def learn_round(
     model,
     similarity,
     seconds: float = 0.0,
-) -> dict:
+) -> ImproveState:
     """The learning half of round k, after its runs were explored: split every run so far by page, train on the
     failures of the training pages, evaluate base / current / new on the held-out pages, gate, write the card;
-    appends the round to `summary`, rewrites improve.json and returns the summary."""
+    appends the round to `state`, rewrites improve.json and returns the state."""
     t0 = time.perf_counter()
     root = Path(improve_dir)
-    current = adopted(summary, root)
-    runs = [root / r for done in summary["rounds"] for r in done["explore_runs"]] + [Path(r) for r in new_runs]
+    current = state.adopted(root)
+    runs = [root / r for done in state.rounds for r in done.explore_runs] + [Path(r) for r in new_runs]
     samples = load_samples(runs)
     fresh = [s for s in samples if Path(s.run) in {Path(r) for r in new_runs}]
-    train_set, heldout = split_by_page(samples, summary["heldout_share"], seed=train.seed)
+    train_set, heldout = split_by_page(samples, state.heldout_share, seed=train.seed)
     folder, result, examples = train_round(train_set, k, root, train)
     runs_seen = run_cases(samples)  # every page of every run, for the Judger; the floor's constants
     low = heldout_floor(heldout, similarity, runs_seen) if heldout else None
@@ -175,29 +164,46 @@ def learn_round(
         decision = GateDecision(adopted=False, reason=f"{why}: keeping the current model", before=0.0, after=0.0)
     if folder is not None:
         _card(folder, k, train, current, examples, fresh, heldout, before, after, result, decision)
-    summary["rounds"].append(
-        {
-            "round": k,
-            "explored_with": _shown(current, root),
-            "explore_runs": [_shown(r, root) for r in new_runs],
-            "failures": sum(s.kind == "explore" for s in fresh),
-            "transitions": len(fresh),
-            "train_examples": len(examples),
-            "heldout": len(heldout),
-            "floor": None if low is None else low.model_dump(),
-            "base": _public(base),
-            "before": _public(before),
-            "after": _public(after),
-            "adopted": decision.adopted,
-            "reason": decision.reason,
-            "adapter": _shown(folder, root),
-            "train": None if result is None else result.metrics(),
-            "seconds": round(seconds + time.perf_counter() - t0, 1),
-        }
+    state.rounds.append(
+        RoundResult(
+            round=k,
+            explored_with=_shown(current, root),
+            explore_runs=[_shown(r, root) for r in new_runs],
+            failures=sum(s.kind == "explore" for s in fresh),
+            transitions=len(fresh),
+            train_examples=len(examples),
+            heldout=len(heldout),
+            floor=low,
+            base=base,
+            before=before,
+            after=after,
+            adopted=decision.adopted,
+            reason=decision.reason,
+            adapter=_shown(folder, root),
+            train=None if result is None else result.metrics(),
+            seconds=round(seconds + time.perf_counter() - t0, 1),
+        )
     )
-    summary["adopted_adapter"] = _shown(folder if decision.adopted else current, root)
-    (root / "improve.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    state.adopted_adapter = _shown(folder if decision.adopted else current, root)
+    state.save(root)
+    return state
+
+
+LearnStep = Callable[[ImproveState, int, Path, Sequence[Path], TrainConfig, float], ImproveState]
+
+
+def local_learner() -> LearnStep:
+    """`learn_round` with the base model and the embedder loaded on first use and kept for later rounds."""
+    loaded: dict = {}
+
+    def learn(state, k, improve_dir, runs, train, seconds):
+        if not loaded:
+            from explorer.models import Embedder, load_model
+
+            loaded.update(model=load_model(ModelConfig(model=train.base_model)), similarity=Embedder().similarity)
+        return learn_round(state, k, improve_dir, runs, train, loaded["model"], loaded["similarity"], seconds)
+
+    return learn
 
 
 async def run_improvement(
@@ -210,23 +216,31 @@ async def run_improvement(
     browser: BrowserConfig | None = None,
     heldout_share: float = 0.3,
     start_adapter: str | Path | None = None,
-) -> dict:
-    """R rounds of explore -> train -> evaluate -> gate; writes improve.json after each round and returns it."""
-    from explorer.models import Embedder, load_model
-
+    explore_step: ExploreStep = explore_sites,
+    learn_step: LearnStep | None = None,
+    on_round: Callable[[ImproveState], object] | None = None,
+) -> ImproveState:
+    """Rounds of explore -> train -> evaluate -> gate until the run has `rounds` of them (an existing improve.json
+    in `improve_dir` is resumed); writes improve.json after each round, calls `on_round(state)`, returns the state.
+    `explore_step(sites, round_dir, explore, browser, model)` explores a round (default: `explore_sites`);
+    `learn_step(state, k, improve_dir, runs, train, seconds)` learns from it (default: `learn_round` with the base
+    model loaded once in this process)."""
     if rounds < 1:
         raise ConfigError(f"--rounds {rounds}: run at least one round")
-    summary = new_summary(sites, improve_dir, explore, train, heldout_share, start_adapter)
+    root = Path(improve_dir)
+    state = open_state(sites, root, explore, train, heldout_share, start_adapter)
     browser = browser or BrowserConfig()
-    model = load_model(ModelConfig(model=train.base_model))
-    similarity = Embedder().similarity
-    for k in range(1, rounds + 1):
+    learn_step = learn_step or local_learner()
+    for k in range(len(state.rounds) + 1, rounds + 1):
         t0 = time.perf_counter()
-        current = adopted(summary, improve_dir)
+        current = state.adopted(root)
         explore_model = ModelConfig(model=train.base_model, adapter=None if current is None else str(current))
-        new_runs = await explore_round(sites, k, improve_dir, explore, browser, explore_model)
-        learn_round(summary, k, improve_dir, new_runs, train, model, similarity, time.perf_counter() - t0)
-    return summary
+        new_runs = await explore_step(sites, root / "explore" / f"round-{k}", explore, browser, explore_model)
+        # in a thread (contextvars copied: a Prefect task sees its flow run), so the event loop stays responsive
+        state = await asyncio.to_thread(learn_step, state, k, root, new_runs, train, time.perf_counter() - t0)
+        if on_round is not None:
+            on_round(state)
+    return state
 
 
 def _card(
@@ -258,7 +272,11 @@ def _card(
                 "transitions": len(fresh),
                 "heldout": len(heldout),
             },
-            metrics={"before": _public(before), "after": _public(after), "train": result.metrics()},
+            metrics={
+                "before": None if before is None else before.model_dump(),
+                "after": None if after is None else after.model_dump(),
+                "train": result.metrics(),
+            },
             adopted=decision.adopted,
             reason=decision.reason,
         ),

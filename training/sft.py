@@ -17,7 +17,7 @@ import json
 import random
 from dataclasses import dataclass
 
-from explorer.baselines import usable_elements
+from explorer.candidates import usable_elements
 from explorer.models import Message
 from explorer.roles import predictor_messages, selector_messages
 from explorer.roles.context import element_line

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 
-from explorer.baselines import action_for
+from explorer.candidates import action_for
 from explorer.models import ChatModel
 from explorer.records import Element, Observation, Selection
 from explorer.roles.asking import ask

@@ -5,12 +5,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import time
-import uuid
 from pathlib import Path
 
-from explorer.config import BrowserConfig, ExploreConfig, load_site_config, validated
+from explorer.config import BrowserConfig, ExploreConfig, load_site_config
 from explorer.errors import ConfigError
+from flows.options import add_config_options, config_from_args
+from training.evaluate import EvalReport
+from training.state import ImproveState, new_improve_id
+
+ROUND_STEPS = 40  # browser actions per site and round (ExploreConfig has no step budget; a round needs one)
+# ExploreConfig field -> the `improve` verb's flag
+ROUND_FLAGS = {
+    "strategy": "strategy",
+    "max_steps": "steps",
+    "steps_per_hop": "steps-per-hop",
+    "stall_steps": "stall-steps",
+    "verify_actions": "verify-actions",
+}
 
 
 def add_commands(sub) -> None:
@@ -20,15 +31,14 @@ def add_commands(sub) -> None:
     p = sub.add_parser("improve", help="LoRA self-improvement rounds: explore, train on failures, evaluate, gate")
     p.add_argument("targets", nargs="+", help="start URLs or site configs (.toml/.yaml)")
     p.add_argument("--rounds", type=int, default=1, help="explore -> train -> evaluate -> gate rounds")
-    p.add_argument("--steps", type=int, default=40, help="browser actions per site and round")
-    p.add_argument("--steps-per-hop", type=int, default=10, help="K: inner-loop steps at one node")
+    add_config_options(p, ExploreConfig, ROUND_FLAGS, {"max_steps": ROUND_STEPS})
     p.add_argument("--runs-dir", default="runs")
     p.add_argument("--run-id", help="name of the improve run (default: timestamp-improve-random); reuse one to resume")
     p.add_argument("--train-config", help="a TrainConfig TOML, e.g. configs/train.toml")
     p.add_argument("--epochs", type=float, help="override the train config's epochs")
     p.add_argument("--lr", type=float, help="override the train config's learning rate")
     p.add_argument("--heldout-share", type=float, default=0.3, help="share of pages held out for evaluation")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed of exploration, the page split and training")
     model_args(p)
     p.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     p.add_argument("--json", action="store_true", help="last line: a JSON summary (per-round held-out accuracy)")
@@ -40,21 +50,17 @@ def cmd_improve(args: argparse.Namespace) -> int:
     from training.config import TrainConfig
     from training.improve import run_improvement
 
-    if args.rounds < 1:
-        raise ConfigError(f"--rounds {args.rounds}: run at least one round")
-    if not 0 <= args.heldout_share < 1:
-        raise ConfigError(f"--heldout-share {args.heldout_share}: give a share in [0, 1)")
     if args.backend != "local":
         raise ConfigError("--backend: improve trains LoRA adapters in this process; use --backend local")
     sites = [load_site_config(t) for t in args.targets]
     train = TrainConfig.load(args.train_config, base_model=args.model, epochs=args.epochs, lr=args.lr, seed=args.seed)
-    explore = validated(
-        lambda: ExploreConfig(max_steps=args.steps, steps_per_hop=args.steps_per_hop, seed=args.seed), "explore options"
+    explore = config_from_args(
+        ExploreConfig, args, ROUND_FLAGS, seed=args.seed, max_steps=args.max_steps or ROUND_STEPS
     )
     if args.adapter and not (Path(args.adapter) / "adapter_config.json").is_file():
         raise ConfigError(f"--adapter {args.adapter}: not a peft adapter folder (no adapter_config.json)")
-    improve_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-improve-{uuid.uuid4().hex[:6]}"
-    summary = asyncio.run(
+    improve_id = args.run_id or new_improve_id()
+    state = asyncio.run(
         run_improvement(
             sites,
             args.rounds,
@@ -66,13 +72,14 @@ def cmd_improve(args: argparse.Namespace) -> int:
             start_adapter=args.adapter,
         )
     )
-    short = brief(summary, Path(args.runs_dir) / improve_id)
+    short = brief(state, Path(args.runs_dir) / improve_id)
     if args.json:
         print(json.dumps(short))
     else:
         for r in short["rounds"]:
             print(
-                f"round {r['round']}: failures {r['failures']}, held-out {r['heldout']}, accuracy base "
+                f"round {r['round']}: failures {r['failures']}, held-out {r['heldout']}, floor {r['floor']}"
+                f" ({r['floor_answer']}), accuracy base "
                 f"{r['accuracy_base']} -> before {r['accuracy_before']} -> after {r['accuracy_after']}; "
                 f"{'adopted' if r['adopted'] else 'rejected'} ({r['reason']})"
             )
@@ -80,30 +87,33 @@ def cmd_improve(args: argparse.Namespace) -> int:
     return 0
 
 
-def brief(summary: dict, improve_dir: Path) -> dict:
-    """The CLI's JSON summary: per round the held-out accuracy (base, before, after), counts and the decision."""
+def brief(state: ImproveState, improve_dir: Path) -> dict:
+    """The CLI's JSON summary: per round the floor and the held-out accuracy (base, before, after), counts and the
+    decision."""
 
-    def acc(report: dict | None) -> float | None:
-        return None if report is None else report["predictor_accuracy"]
+    def acc(report: EvalReport | None) -> float | None:
+        return None if report is None else report.predictor_accuracy
 
     return {
-        "improve_id": summary["improve_id"],
+        "improve_id": state.improve_id,
         "improve_dir": str(improve_dir),
         "rounds": [
             {
-                "round": r["round"],
-                "failures": r["failures"],
-                "transitions": r["transitions"],
-                "train_examples": r["train_examples"],
-                "heldout": r["heldout"],
-                "accuracy_base": acc(r["base"]),
-                "accuracy_before": acc(r["before"]),
-                "accuracy_after": acc(r["after"]),
-                "adopted": r["adopted"],
-                "adapter": r["adapter"],
-                "reason": r["reason"],
+                "round": r.round,
+                "failures": r.failures,
+                "transitions": r.transitions,
+                "train_examples": r.train_examples,
+                "heldout": r.heldout,
+                "floor": None if r.floor is None else r.floor.accuracy,
+                "floor_answer": None if r.floor is None else r.floor.answer,
+                "accuracy_base": acc(r.base),
+                "accuracy_before": acc(r.before),
+                "accuracy_after": acc(r.after),
+                "adopted": r.adopted,
+                "adapter": r.adapter,
+                "reason": r.reason,
             }
-            for r in summary["rounds"]
+            for r in state.rounds
         ],
-        "adopted_adapter": summary["adopted_adapter"],
+        "adopted_adapter": state.adopted_adapter,
     }

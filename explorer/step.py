@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from explorer.baselines import action_for, usable_elements
 from explorer.browser import Chromium
+from explorer.candidates import action_for, usable_elements
 from explorer.config import BrowserConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.models import Embedder, ModelConfig, load_model

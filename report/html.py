@@ -1,4 +1,4 @@
-"""`scalehop report <run>`: one self-contained HTML page for a run folder or a folder of runs.
+"""The HTML report: one self-contained page for a run folder or a folder of runs.
 
 The page shows the coverage curves of every run, the SCALE-Hop graph of each (hover a node for its
 screenshot, click it for its edges), a gallery of failure samples, per-round metrics of a self-improvement
@@ -8,14 +8,16 @@ URLs, the graph layout is computed here with networkx, and the page loads nothin
 
 from __future__ import annotations
 
-import argparse
 import base64
 import io
+import logging
+import sqlite3
 import time
+from importlib import resources
 from pathlib import Path
 
 import networkx as nx
-from jinja2 import Environment, FileSystemLoader
+from jinja2 import Environment, PackageLoader
 from PIL import Image
 from pydantic import BaseModel
 
@@ -24,14 +26,14 @@ from explorer.graph import ExplorationGraph
 from explorer.metrics import step_curves, summarize
 from explorer.records import ExploreRecord
 from explorer.store import RunStore, resume
-from flows.report_tables import side_tables
+from report.tables import side_tables
 
 REPORT_NAME = "report.html"
 IMAGE_WIDTH = 480  # screenshots are downscaled to this width (CSS px of the page: about half the viewport)
 JPEG_QUALITY = 70
 GALLERY_PER_RUN = 60  # failure samples shown per run (the first ones, by step)
 LAYOUT = (960.0, 560.0)  # the graph's SVG coordinate box
-_TEMPLATES = Path(__file__).parent / "templates"
+log = logging.getLogger(__name__)
 
 
 class ReportError(ScalehopError):
@@ -220,15 +222,24 @@ def build_report(path: str | Path, out: str | Path | None = None) -> Path:
     """Write the HTML report of the run(s) at `path` to `out` (default `<path>/report.html`); returns its path."""
     root = Path(path).resolve()
     images, runs = _Images(), []
+    skipped = []
     for i, run_dir in enumerate(find_runs(root)):
-        store, graph = resume(run_dir)
+        label = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
         try:
-            label = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
+            store, graph = resume(run_dir)
+        except (ScalehopError, sqlite3.Error, OSError, ValueError) as e:  # an empty or foreign run.sqlite
+            log.warning("report: skipping %s: not a readable run (%s)", run_dir, e)
+            skipped.append(f"{label}: {e}")
+            continue
+        try:
             runs.append(run_view(store, graph, f"r{i}", label, images))
         finally:
             store.close()
+    if not runs:
+        raise ReportError(f"{root}: no readable run among {len(skipped)} run folders: {'; '.join(skipped)}")
     side = side_tables(root)
-    env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=True)
+    side.notes.extend(f"skipped {note}" for note in skipped)
+    env = Environment(loader=PackageLoader("report"), autoescape=True)
     page = env.get_template("report.html.j2").render(
         title=f"scalehop report: {root.name}",
         root=str(root),
@@ -241,24 +252,9 @@ def build_report(path: str | Path, out: str | Path | None = None) -> Path:
             "layout": LAYOUT,
             "accuracy": side.accuracy,
         },
-        script=(_TEMPLATES / "report.js").read_text(),
+        script=resources.files("report").joinpath("templates", "report.js").read_text(),
     )
     target = Path(out) if out else root / REPORT_NAME
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page)
     return target
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    target = build_report(args.run, args.out)
-    print(f"report: {target.stat().st_size / 1e6:.1f} MB")
-    print(target)
-    return 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The `report` verb."""
-    p = sub.add_parser("report", help="one self-contained HTML page of a run folder or a folder of runs")
-    p.add_argument("run", help="a run folder (with run.sqlite) or a folder holding run folders")
-    p.add_argument("--out", help=f"the HTML file to write (default: <run>/{REPORT_NAME})")
-    p.set_defaults(handler=_cmd_report)

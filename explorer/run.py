@@ -1,0 +1,115 @@
+"""`scalehop explore`: run an exploration strategy on a site into a crash-safe run folder."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from explorer.baselines import bfs_worker, greedy_worker, random_worker
+from explorer.browser import Chromium
+from explorer.budget import Budget
+from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
+from explorer.loop import Engine, run_worker
+from explorer.memory import TransitionMemory
+from explorer.metrics import write_metrics
+from explorer.models import ModelConfig
+from explorer.store import RunStore, resume
+from explorer.tracker import StateTracker
+
+
+def new_run_id(strategy: str) -> str:
+    """A sortable unique run id."""
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{strategy}-{uuid.uuid4().hex[:6]}"
+
+
+def open_run(
+    site: SiteConfig, cfg: ExploreConfig, runs_dir: str | Path, run_id: str | None, resume_run: str | None
+) -> tuple[RunStore, StateTracker]:
+    """A fresh run store, or a resumed one (its graph rebuilt from the store); with its tracker."""
+    if resume_run:
+        store, graph = resume(Path(runs_dir) / resume_run)
+    else:
+        meta = {"site": site.model_dump(mode="json"), "explore": cfg.model_dump(mode="json")}
+        store = RunStore.create(runs_dir, run_id or new_run_id(cfg.strategy), meta)
+        graph = store.load_graph()
+    tracker = StateTracker(
+        store, graph, delta=cfg.delta, ignore_params=site.ignore_params, keep_fragment=site.keep_fragment
+    )
+    return store, tracker
+
+
+async def _progress(cfg: ExploreConfig, tracker: StateTracker, budget: Budget) -> None:
+    """A live progress line on stderr: steps, states, failures, tokens."""
+    total = f"/{cfg.max_steps}" if cfg.max_steps else ""
+    while True:
+        failures = tracker.store.count_records("explore")
+        sys.stderr.write(
+            f"\r{cfg.strategy}: step {tracker.next_step}{total}  states {len(tracker.graph.g)}"
+            f"  failures {failures}  tokens {budget.tokens()}  {budget.seconds():.0f}s "
+        )
+        sys.stderr.flush()
+        await asyncio.sleep(1)
+
+
+async def run_exploration(
+    site: SiteConfig,
+    cfg: ExploreConfig,
+    browser: BrowserConfig,
+    model_config: ModelConfig | None = None,
+    *,
+    runs_dir: str | Path = "runs",
+    run_id: str | None = None,
+    resume_run: str | None = None,
+) -> dict:
+    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns a summary of the run."""
+    store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
+    rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
+    model = None
+    if cfg.strategy == "scale":
+        from explorer.models import Embedder, load_model
+
+        model = load_model(model_config or ModelConfig())
+        similarity = Embedder().similarity
+    budget = Budget(cfg, tracker, model)
+    model_seconds_at_start = model.usage_report().get("total", {}).get("seconds", 0.0) if model is not None else 0.0
+    engine = None
+    try:
+        async with await Chromium.launch(browser, site.allowed_origins) as chromium:
+            sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
+            for session in sessions:  # the start URL answers, and the site's login steps run, before any step
+                await session.start()
+            if cfg.strategy == "scale":
+                memory = TransitionMemory.from_records(store.records())
+                engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory)
+                workers = [run_worker(engine, s) for s in sessions]
+            else:
+                worker = {"random": random_worker, "bfs": bfs_worker, "greedy": greedy_worker}[cfg.strategy]
+                workers = [worker(site, tracker, budget, s, rng) for s in sessions]
+            progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
+            try:
+                await asyncio.gather(*workers)
+            except asyncio.CancelledError:
+                budget.stop("interrupted")
+            finally:
+                if progress is not None:
+                    progress.cancel()
+                    sys.stderr.write("\n")
+            for session in sessions:
+                await session.close()
+    finally:
+        meta = store.meta()
+        store.set_meta("tokens", meta.get("tokens", 0) + budget.tokens())
+        store.set_meta("seconds", meta.get("seconds", 0.0) + budget.seconds())
+        timings = dict(tracker.timings)
+        if model is not None:
+            timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds_at_start
+        store.set_meta("timings", {k: meta.get("timings", {}).get(k, 0.0) + v for k, v in timings.items()})
+        if engine is not None:
+            store.set_meta("roles", engine.stats.report())
+        summary = write_metrics(store, tracker.graph) | {"stopped_by": budget.exhausted()}
+        store.close()
+    return summary

@@ -1,0 +1,33 @@
+"""The `build_dataset` flow: reverse construction of run folders into a Hugging Face dataset."""
+
+from __future__ import annotations
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+
+from flows.tasks import RETRIES, RETRY_DELAY_S, transient
+
+
+@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient)
+def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit: int | None) -> dict:
+    """Reverse construction (see synthesis.build.build_dataset); returns stats.json's content."""
+    from synthesis.build import build_dataset
+    from synthesis.recipe import load_recipe
+
+    return build_dataset(run_dirs, load_recipe(recipe, **({"limit": limit} if limit else {})), out).stats
+
+
+# no log_prints: datasets fingerprints with dill, whose stdout capture of `dis` would land in the log
+@flow(name="build_dataset")
+def build_dataset(
+    run_dirs: list[str], recipe: str | None = None, out: str | None = None, limit: int | None = None
+) -> dict:
+    """Build the dataset of explored runs (`limit`: at most this many drafts per task type and run); a markdown
+    artifact shows its counts."""
+    stats = dataset_task(run_dirs, recipe, out, limit)
+    lines = [f"| {kind} | {n} |" for kind, n in stats["counts"].items()]
+    create_markdown_artifact(
+        key="dataset",
+        markdown="\n".join(["# Dataset", f"`{stats['out']}`", "", "| task type | rows |", "|---|---|", *lines]),
+    )
+    return stats
