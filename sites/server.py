@@ -10,13 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import cookies as _cookies
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
+from importlib import resources
+from pathlib import PurePosixPath
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jinja2
 
-TEMPLATES_DIR = Path(__file__).parent / "templates"
-STATIC_DIR = Path(__file__).parent / "static"
 _MAX_BODY = 1 << 20
 _SID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _STATIC_TYPES = {
@@ -28,7 +27,7 @@ _STATIC_TYPES = {
 }
 
 _ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+    loader=jinja2.PackageLoader("sites", "templates"),  # package data, through the package's importlib loader
     autoescape=jinja2.select_autoescape(["html"]),
     trim_blocks=True,
     lstrip_blocks=True,
@@ -246,12 +245,12 @@ class Site:
 
 
 def _static(name: str) -> Response:
-    files = {p.name: p for p in STATIC_DIR.iterdir() if p.is_file()}
-    path = files.get(name)
-    if path is None:
+    files = {p.name: p for p in (resources.files("sites") / "static").iterdir() if p.is_file()}  # only these
+    file = files.get(name)
+    if file is None:
         return Response(b"Not found", 404, "text/plain; charset=utf-8")
-    ctype = _STATIC_TYPES.get(path.suffix, "application/octet-stream")
-    return Response(path.read_bytes(), 200, ctype, [("Cache-Control", "max-age=3600")])
+    ctype = _STATIC_TYPES.get(PurePosixPath(name).suffix, "application/octet-stream")
+    return Response(file.read_bytes(), 200, ctype, [("Cache-Control", "max-age=3600")])
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -15,8 +15,8 @@ import jinja2
 
 from datasets import Dataset, DatasetDict
 from explorer.errors import ScalehopError
-from synthesis.recipe import DATASETS_DIR
 from synthesis.records import TASK_TYPES, Task
+from synthesis.resources import datasets_dir
 from synthesis.rows import Blob, features, to_row
 
 
@@ -54,8 +54,9 @@ def write_card(out: Path, splits: list[str], stats: dict) -> None:
 
 def render_card(splits: list[str], stats: dict) -> str:
     """The dataset card from `datasets/card.md.j2`."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(DATASETS_DIR)), trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("card.md.j2").render(splits=splits, name=f"scalehop dataset ({stats['recipe']})", **stats)
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    card = env.from_string((datasets_dir() / "card.md.j2").read_text(encoding="utf-8"))
+    return card.render(splits=splits, name=f"scalehop dataset ({stats['recipe']})", **stats)
 
 
 def push(dd: DatasetDict, repo_id: str, out: Path) -> None:

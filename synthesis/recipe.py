@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -11,9 +12,7 @@ from explorer.config import validated
 from explorer.errors import ConfigError
 from explorer.models import ModelConfig
 from synthesis.records import TASK_TYPES, GeneratorName, TaskType
-
-DATASETS_DIR = Path(__file__).resolve().parents[1] / "datasets"  # the declarative side: recipes, card, schemas
-RECIPES_DIR = DATASETS_DIR / "recipes"
+from synthesis.resources import datasets_dir, recipe_names
 
 
 class _Strict(BaseModel):
@@ -63,15 +62,21 @@ def load_recipe(target: str | Path | None = None, **overrides: object) -> Datase
     """A recipe from a TOML path or a name under datasets/recipes/ (None: the default recipe)."""
     if target is None:
         return validated(lambda: DatasetRecipe(**overrides), "recipe")
-    path = Path(target)
-    if not path.is_file() and (RECIPES_DIR / f"{target}.toml").is_file():
-        path = RECIPES_DIR / f"{target}.toml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in RECIPES_DIR.glob("*.toml")))
-        raise ConfigError(f"{target}: no such recipe file or recipe name (known: {known})")
+    source = recipe_file(target)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot parse: {str(exc).splitlines()[0]}") from None
-    data.setdefault("name", path.stem)
-    return validated(lambda: DatasetRecipe(**{**data, **overrides}), str(path))
+        raise ConfigError(f"{source}: cannot parse: {str(exc).splitlines()[0]}") from None
+    data.setdefault("name", Path(source.name).stem)
+    return validated(lambda: DatasetRecipe(**{**data, **overrides}), str(source))
+
+
+def recipe_file(target: str | Path) -> Path | Traversable:
+    """The recipe file `target` names: a TOML file path, else a recipe name under datasets/recipes/."""
+    path = Path(target)
+    if path.is_file():
+        return path
+    named = datasets_dir() / "recipes" / f"{target}.toml"
+    if named.is_file():
+        return named
+    raise ConfigError(f"{target}: no such recipe file or recipe name (known: {', '.join(recipe_names())})")

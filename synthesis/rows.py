@@ -10,8 +10,8 @@ from functools import cache
 from datasets import Features
 from explorer.models import Message
 from synthesis.prompting import template
-from synthesis.recipe import DATASETS_DIR
 from synthesis.records import MultiStepTask, PageQA, SingleStepTask, Task, TaskType
+from synthesis.resources import datasets_dir
 
 Blob = Callable[[str], bytes]  # screenshot digest -> PNG bytes
 
@@ -19,8 +19,8 @@ Blob = Callable[[str], bytes]  # screenshot digest -> PNG bytes
 @cache
 def features(task_type: TaskType) -> Features:
     """The HF Features of a split, from its declarative schema file."""
-    path = DATASETS_DIR / "schemas" / f"{task_type}.json"
-    return Features.from_dict(json.loads(path.read_text()))
+    schema = datasets_dir() / "schemas" / f"{task_type}.json"
+    return Features.from_dict(json.loads(schema.read_text(encoding="utf-8")))
 
 
 def to_row(task: Task, blob: Blob) -> dict:
