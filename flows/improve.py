@@ -47,9 +47,9 @@ def round_rows(state: ImproveState) -> list[dict]:
     ]
 
 
-def publish_rounds(state: ImproveState) -> None:
-    """The rounds table as a Prefect artifact (one key per improve run)."""
-    create_table_artifact(
+def publish_rounds(state: ImproveState):
+    """The rounds table as a Prefect artifact (one key per improve run); awaitable when called in an event loop."""
+    return create_table_artifact(
         key=f"improve-{artifact_key(state.improve_id)}", table=round_rows(state), description="Self-improvement rounds"
     )
 

@@ -11,6 +11,7 @@ stopped, and its training resumes from its last checkpoint.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -169,14 +170,14 @@ def learn_round(
             round=k,
             explored_with=_shown(current, root),
             explore_runs=[_shown(r, root) for r in new_runs],
-            failures=sum(s.kind == "explore" for s in fresh),
+            failures=sum(s.kind == "failure" for s in fresh),
             transitions=len(fresh),
             train_examples=len(examples),
             heldout=len(heldout),
             floor=low,
-            base=base,
-            before=before,
-            after=after,
+            base=_kept(base),
+            before=_kept(before),
+            after=_kept(after),
             adopted=decision.adopted,
             reason=decision.reason,
             adapter=_shown(folder, root),
@@ -218,7 +219,7 @@ async def run_improvement(
     start_adapter: str | Path | None = None,
     explore_step: ExploreStep = explore_sites,
     learn_step: LearnStep | None = None,
-    on_round: Callable[[ImproveState], object] | None = None,
+    on_round: Callable[[ImproveState], object] | None = None,  # may be async
 ) -> ImproveState:
     """Rounds of explore -> train -> evaluate -> gate until the run has `rounds` of them (an existing improve.json
     in `improve_dir` is resumed); writes improve.json after each round, calls `on_round(state)`, returns the state.
@@ -238,9 +239,14 @@ async def run_improvement(
         new_runs = await explore_step(sites, root / "explore" / f"round-{k}", explore, browser, explore_model)
         # in a thread (contextvars copied: a Prefect task sees its flow run), so the event loop stays responsive
         state = await asyncio.to_thread(learn_step, state, k, root, new_runs, train, time.perf_counter() - t0)
-        if on_round is not None:
-            on_round(state)
+        if on_round is not None and inspect.isawaitable(done := on_round(state)):
+            await done
     return state
+
+
+def _kept(report: EvalReport | None) -> EvalReport | None:
+    """The report as improve.json keeps it: without the ids of the transitions it got wrong."""
+    return None if report is None else report.model_copy(update={"wrong": []})
 
 
 def _card(
@@ -268,7 +274,7 @@ def _card(
                 "train_examples": len(examples),
                 "selector_examples": sum(e.role == "selector" for e in examples),
                 "predictor_examples": sum(e.role == "predictor" for e in examples),
-                "failures": sum(s.kind == "explore" for s in fresh),
+                "failures": sum(s.kind == "failure" for s in fresh),
                 "transitions": len(fresh),
                 "heldout": len(heldout),
             },
