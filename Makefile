@@ -13,7 +13,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS = 120
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export TOKENIZERS_PARALLELISM = false
 
-.PHONY: setup browser demo test bench lint clean
+.PHONY: setup browser demo test test-fast bench lint clean
 
 setup: $(STAMP) browser
 
@@ -35,6 +35,9 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q --durations=15
+
+test-fast: setup
+	$(PY) -m pytest -q tests/fast
 
 bench: setup
 	$(PY) bench/run_all.py

@@ -41,18 +41,12 @@ async def main(steps: int) -> None:
                     )
                 for strategy in STRATEGIES:
                     r, base = results[strategy], results["random"]
-                    ratios = [f"{r[m] / base[m]:.2f}x" if base[m] else "-" for m in ("states", "states_merged")]
-                    rows.append(
-                        [
-                            name,
-                            strategy,
-                            r["steps"],
-                            *[r[m] for m in METRICS],
-                            *ratios,
-                            r["failures"],
-                            f"{r['seconds']:.0f}",
-                        ]
-                    )
+                    ratios = [
+                        f"{getattr(r, m) / getattr(base, m):.2f}x" if getattr(base, m) else "-"
+                        for m in ("states", "states_merged")
+                    ]
+                    metrics = [getattr(r, m) for m in METRICS]
+                    rows.append([name, strategy, r.steps, *metrics, *ratios, r.failures, f"{r.seconds:.0f}"])
     finally:
         servers.stop()
     print(f"coverage at {steps} steps per strategy and site (seed 0)")

@@ -116,7 +116,7 @@ def store_cost(pairs, steps: int = 200) -> None:
                 tx.edge(edge)
                 tx.action(edge.src, node.id, edge.action.model_dump(mode="json"), {"ok": True})
                 tx.event("dialog", "alert: hi", "http://a.test/")
-                tx.record("explore", {"observation": "x" * 2000})
+                tx.record("failure", {"observation": "x" * 2000})
             t2 = time.perf_counter()
             blob_ms.append((t1 - t0) * 1000)
             tx_ms.append((t2 - t1) * 1000)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -24,16 +23,19 @@ from bench.common import print_table  # noqa: E402
 from explorer import BrowserConfig, SiteConfig  # noqa: E402
 from explorer.config import ExploreConfig  # noqa: E402
 from explorer.run import run_exploration  # noqa: E402
+from explorer.store import RunStore  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
 PARTS = ("act", "observe", "dedup", "graph", "store", "model")
 
 
 def timings(run_dir: str) -> dict[str, float]:
-    conn = sqlite3.connect(Path(run_dir) / "run.sqlite")
-    value = conn.execute("SELECT value FROM meta WHERE key = 'timings'").fetchone()[0]
-    conn.close()
-    return __import__("json").loads(value)
+    """Seconds per part of the run at `run_dir` (its meta's timings)."""
+    store = RunStore(run_dir)
+    try:
+        return store.meta().timings
+    finally:
+        store.close()
 
 
 async def main(steps: int) -> None:
@@ -46,18 +48,18 @@ async def main(steps: int) -> None:
             for contexts in (1, 2, 4):
                 cfg = ExploreConfig(strategy="random", max_steps=steps, contexts=contexts, seed=0)
                 r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id=f"random-{contexts}")
-                rate = r["steps"] / r["seconds"]
+                rate = r.steps / r.seconds
                 base = base or rate
-                rows.append([contexts, r["steps"], f"{r['seconds']:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
+                rows.append([contexts, r.steps, f"{r.seconds:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
             cfg = ExploreConfig(strategy="scale", max_steps=steps // 2, seed=0)
             r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id="scale")
-            parts = timings(r["run_dir"])
+            parts = timings(r.run_dir)
     finally:
         servers.stop()
     print("1. random walk on shop: steps/s by browser contexts")
     print_table(["contexts", "steps", "seconds", "steps/s", "vs 1 context"], rows)
-    total = r["seconds"]
-    print(f"\n2. SCALE on shop, {r['steps']} steps in {total:.1f} s ({total / r['steps']:.2f} s/step): time by part")
+    total = r.seconds
+    print(f"\n2. SCALE on shop, {r.steps} steps in {total:.1f} s ({total / r.steps:.2f} s/step): time by part")
     share = [[p, f"{parts.get(p, 0.0):.1f}", f"{parts.get(p, 0.0) / total:.1%}"] for p in PARTS]
     outside = sum(parts.get(p, 0.0) for p in ("observe", "dedup", "graph", "store"))
     share.append(["observe+dedup+graph+store", f"{outside:.1f}", f"{outside / total:.1%}"])

@@ -123,7 +123,7 @@ def accuracy(samples, correct: set[str]) -> str:
 
 def one_split(model, similarity, embed, runs, train_pool, heldout, seed: int, tag: str, args, cache: Path) -> dict:
     """Train on the failures of `train_pool`, then floor / base / few-shot / adapter on `heldout`."""
-    failures = [s for s in train_pool if s.kind == "explore"]
+    failures = [s for s in train_pool if s.kind == "failure"]
     random.Random(seed).shuffle(failures)
     examples = sft_examples(failures, ("predictor",))[: args.max_train]
     cfg = TrainConfig(

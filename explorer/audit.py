@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from explorer.pages import SitePages, path_segments, title_parts
-from explorer.records import ExploreRecord, Transition
+from explorer.records import Transition
 from explorer.roles.judger import RULE_JUDGE, acted_name, names_home, rule_verdict, true_kinds
 from explorer.roles.predictor import parse_prediction
 from explorer.store import resume
@@ -53,20 +53,19 @@ class RunCases:
 
 
 def load_run(run_dir: str | Path) -> RunCases:
-    """The judged transitions of a SCALE run (its explore and understood records)."""
+    """The judged transitions of a SCALE run (its failure and understood records)."""
     store, _ = resume(run_dir)
     try:
-        meta = store.meta().get("site", {})
+        site = store.meta().site
         cases = []
         for row in store.records():
-            rec = ExploreRecord.model_validate(row["payload"])
-            cases.append(
-                Case(row["id"], acted_name(rec.action), rec.action.label, rec.transition, rec.prediction.change)
-            )
+            rec = row.record
+            cases.append(Case(row.id, acted_name(rec.action), rec.action.label, rec.transition, rec.prediction.change))
     finally:
         store.close()
-    pages = pages_of((c.transition for c in cases), meta.get("name", ""))
-    return RunCases(Path(run_dir).name, meta.get("name", ""), meta.get("start_url", ""), cases, pages)
+    name, start_url = (site.name, site.start_url) if site is not None else ("", "")
+    pages = pages_of((c.transition for c in cases), name)
+    return RunCases(Path(run_dir).name, name, start_url, cases, pages)
 
 
 def save_runs(runs: list[RunCases], path: str | Path) -> None:

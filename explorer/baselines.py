@@ -29,7 +29,9 @@ async def random_worker(site: SiteConfig, tracker, budget, session: BrowserSessi
     """Uniform random walk until a budget ends."""
     step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
     while budget.exhausted() is None:
-        step = await tracker.act(session, random_step(step.observation, site, rng), step.observation, step.node_id)
+        action = random_step(step.observation, site, rng)
+        kind = "goto" if action.kind == "goto" else "select"
+        step = await tracker.act(session, action, step.observation, step.node_id, kind=kind)
 
 
 async def bfs_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:

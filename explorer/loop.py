@@ -26,6 +26,7 @@ from explorer.pages import SitePages
 from explorer.records import Action, Element, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
 from explorer.returning import return_to
 from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
+from explorer.rows import RecordKind
 from explorer.tracker import StateTracker, Step
 from explorer.transition import diff, outcome_reasoning
 
@@ -88,13 +89,13 @@ class Engine:
         prediction: Prediction,
         transition: Transition,
         verdict: Verdict,
-    ) -> Callable[[str], list[tuple[str, dict]]]:
+    ) -> Callable[[str], list[tuple[RecordKind, dict]]]:
         """The records of a step, as a function of the node it reaches (committed with the step)."""
         store, step = self.tracker.store, self.tracker.next_step
         screenshot, som = store.put_blob(obs.screenshot), store.put_blob(obs.som_screenshot)
         observation = store.put_observation(obs)
 
-        def records(node_to: str) -> list[tuple[str, dict]]:
+        def records(node_to: str) -> list[tuple[RecordKind, dict]]:
             rec = ExploreRecord(
                 run_id=self.run_id,
                 step=step,
@@ -115,7 +116,7 @@ class Engine:
                 model_id=self.model.model_id,
                 adapter_id=self.model.adapter_id,
             )
-            return [("explore" if not verdict.correct else "understood", rec.model_dump(mode="json"))]
+            return [("understood" if verdict.correct else "failure", rec.model_dump(mode="json"))]
 
         return records
 
@@ -179,7 +180,7 @@ async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: 
         selection = await engine.call(select, engine.model, obs, ranked, tried_names, engine.rng, engine.stats)
         target = obs.element(selection.action.mark)
         prediction = await engine.predict(obs, selection, target)
-        outcome, after = await tracker.execute(session, selection.action, obs)
+        outcome, after = await tracker.perform(session, selection.action, obs)
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)
         engine.kinds[signature(target)] += 1
@@ -215,7 +216,7 @@ async def verify_node(engine: Engine, session: BrowserSession, node: str, obs: O
             return node, obs
         selection = Selection(action=action_for(element, engine.rng), reasoning="verification: a random action")
         prediction = await engine.predict(obs, selection, element)
-        outcome, after = await tracker.execute(session, selection.action, obs)
+        outcome, after = await tracker.perform(session, selection.action, obs)
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)
         all_right &= verdict.correct

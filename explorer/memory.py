@@ -9,8 +9,10 @@ are one kind of action.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from explorer.records import Action, Transition
+from explorer.rows import RecordRow
 
 MAX_HINT_CHARS = 240
 
@@ -39,10 +41,10 @@ class TransitionMemory:
             self._seen[action_kind(action)] = f"{action.describe()} -> {transition.description}"[:MAX_HINT_CHARS]
 
     @classmethod
-    def from_records(cls, records: list[dict]) -> TransitionMemory:
+    def from_records(cls, records: Iterable[RecordRow]) -> TransitionMemory:
         """The memory of a resumed run, rebuilt from its stored ExploreRecords (in step order)."""
         memory = cls()
         for row in records:
-            payload = row["payload"]
+            payload = row.payload
             memory.remember(Action.model_validate(payload["action"]), Transition.model_validate(payload["transition"]))
         return memory

@@ -7,13 +7,13 @@ do not inflate coverage (DESIGN §4).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from urllib.parse import urlsplit
 
 from explorer.dedup import StateIndex, thumbnail
 from explorer.graph import ExplorationGraph
 from explorer.store import RunStore
+from explorer.summary import RunMetrics, RunSummary
 
 ALIAS_DELTA = 0.99
 FAULTS = ("timeout", "navigation_error", "navigation_loop", "crash", "dialog_flood", "observe_error", "http_error")
@@ -43,12 +43,13 @@ def step_curves(store: RunStore, graph: ExplorationGraph) -> dict[str, list[int]
     for n in graph.nodes():
         urls_at[n.url] = min(urls_at.get(n.url, n.created_step), n.created_step)
     url_steps = Counter(urls_at.values())
-    failures = Counter(r["step"] for r in store.records("explore"))
+    failures = Counter(r.step for r in store.records("failure"))
     seen, tried_at = set(), Counter()
-    for step, key in store.rows("SELECT step, json_extract(action, '$.element_key') FROM steps ORDER BY step"):
+    for row in store.steps():
+        key = row.action.element_key
         if key and key not in seen:
             seen.add(key)
-            tried_at[step] += 1
+            tried_at[row.step] += 1
     curves = {"states": [], "urls": [], "elements_tried": [], "failures": []}
     totals = dict.fromkeys(curves, 0)
     for step in range(last + 1):
@@ -63,41 +64,40 @@ def step_curves(store: RunStore, graph: ExplorationGraph) -> dict[str, list[int]
     return curves
 
 
-def summarize(store: RunStore, graph: ExplorationGraph) -> dict:
+def summarize(store: RunStore, graph: ExplorationGraph, stopped_by: str | None = None) -> RunSummary:
     """The run's numbers: steps, raw and alias-merged states, URLs, coverage, failures, events, statuses."""
     nodes = graph.nodes()
     per_url = Counter(n.url for n in nodes)
     canonical = alias_groups(store, graph)
-    events = dict(store.rows("SELECT kind, COUNT(*) FROM events GROUP BY kind"))
+    events = Counter(e.kind for e in store.events())
     seen = {k for n in nodes for k in n.element_keys}
-    tried = {row[0] for row in store.rows("SELECT json_extract(action, '$.element_key') FROM steps") if row[0]}
+    tried = {row.action.element_key for row in store.steps() if row.action.element_key}
     meta = store.meta()
-    return {
-        "run_id": meta.get("run_id", store.dir.name),
-        "run_dir": str(store.dir),
-        "strategy": meta.get("explore", {}).get("strategy", meta.get("strategy")),
-        "steps": store.last_step() + 1,
-        "states": len(nodes),
-        "urls": len(per_url),
-        "states_merged": len(set(canonical.values())),
-        "same_url_states": sum(c - 1 for c in per_url.values()),
-        "elements_tried": len(tried),
-        "element_coverage": round(len(tried & seen) / len(seen), 3) if seen else 0.0,
-        "failures": store.count_records("explore"),
-        "records": store.count("records"),
-        "statuses": dict(Counter(n.status for n in nodes)),
-        "unreachable": sum(n.unreachable is not None for n in nodes),
-        "blocked_requests": events.get("blocked_request", 0),
-        "errors": {k: v for k, v in events.items() if k in FAULTS},
-        "tokens": meta.get("tokens", 0),
-        "seconds": round(meta.get("seconds", 0.0), 2),
-    }
-
-
-def write_metrics(store: RunStore, graph: ExplorationGraph) -> dict:
-    """Write metrics.json (summary + per-step curves) into the run folder; returns the summary."""
-    summary = summarize(store, graph)
-    (store.dir / "metrics.json").write_text(
-        json.dumps({"summary": summary, "curves": step_curves(store, graph)}, indent=1)
+    return RunSummary(
+        run_id=meta.run_id,
+        run_dir=str(store.dir),
+        strategy=meta.strategy,
+        steps=store.last_step() + 1,
+        states=len(nodes),
+        urls=len(per_url),
+        states_merged=len(set(canonical.values())),
+        same_url_states=sum(c - 1 for c in per_url.values()),
+        elements_tried=len(tried),
+        element_coverage=round(len(tried & seen) / len(seen), 3) if seen else 0.0,
+        failures=store.count_records("failure"),
+        records=store.count("records"),
+        statuses=dict(Counter(n.status for n in nodes)),
+        unreachable=sum(n.unreachable is not None for n in nodes),
+        blocked_requests=events["blocked_request"],
+        errors={k: v for k, v in events.items() if k in FAULTS},
+        tokens=meta.tokens,
+        seconds=round(meta.seconds, 2),
+        stopped_by=stopped_by,
     )
+
+
+def write_metrics(store: RunStore, graph: ExplorationGraph, stopped_by: str | None = None) -> RunSummary:
+    """Write metrics.json (RunMetrics: summary + per-step curves) into the run folder; returns the summary."""
+    summary = summarize(store, graph, stopped_by)
+    RunMetrics(summary=summary, curves=step_curves(store, graph)).save(store.dir)
     return summary

@@ -18,6 +18,7 @@ from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
 from explorer.models import ModelConfig
 from explorer.store import RunStore, resume
+from explorer.summary import RunSummary
 from explorer.tracker import StateTracker
 
 
@@ -46,7 +47,7 @@ async def _progress(cfg: ExploreConfig, tracker: StateTracker, budget: Budget) -
     """A live progress line on stderr: steps, states, failures, tokens."""
     total = f"/{cfg.max_steps}" if cfg.max_steps else ""
     while True:
-        failures = tracker.store.count_records("explore")
+        failures = tracker.store.count_records("failure")
         sys.stderr.write(
             f"\r{cfg.strategy}: step {tracker.next_step}{total}  states {len(tracker.graph.g)}"
             f"  failures {failures}  tokens {budget.tokens()}  {budget.seconds():.0f}s "
@@ -64,8 +65,8 @@ async def run_exploration(
     runs_dir: str | Path = "runs",
     run_id: str | None = None,
     resume_run: str | None = None,
-) -> dict:
-    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns a summary of the run."""
+) -> RunSummary:
+    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns the run's summary."""
     store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
     rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
     model = None
@@ -102,14 +103,14 @@ async def run_exploration(
                 await session.close()
     finally:
         meta = store.meta()
-        store.set_meta("tokens", meta.get("tokens", 0) + budget.tokens())
-        store.set_meta("seconds", meta.get("seconds", 0.0) + budget.seconds())
+        store.set_meta("tokens", meta.tokens + budget.tokens())
+        store.set_meta("seconds", meta.seconds + budget.seconds())
         timings = dict(tracker.timings)
         if model is not None:
             timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds_at_start
-        store.set_meta("timings", {k: meta.get("timings", {}).get(k, 0.0) + v for k, v in timings.items()})
+        store.set_meta("timings", {k: meta.timings.get(k, 0.0) + timings.get(k, 0.0) for k in meta.timings | timings})
         if engine is not None:
             store.set_meta("roles", engine.stats.report())
-        summary = write_metrics(store, tracker.graph) | {"stopped_by": budget.exhausted()}
+        summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
         store.close()
     return summary

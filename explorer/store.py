@@ -16,10 +16,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.graph import ExplorationGraph
-from explorer.records import Edge, Node, Observation
+from explorer.records import Action, Edge, EventKind, Node, Observation
+from explorer.rows import (
+    EventRow,
+    RecordKind,
+    RecordRow,
+    RoleUsage,
+    RunMeta,
+    StepKind,
+    StepRow,
+    record_kind,
+    step_kind,
+    stored_names,
+)
 
 APPLICATION_ID = 0x5343484F  # "SCHO": marks a SQLite file as a scalehop run store
 SCHEMA_VERSION = 1
@@ -69,15 +83,18 @@ class StepWriter:
             (edge.key, edge.src, edge.dst, edge.model_dump_json()),
         )
 
-    def action(self, node_from: str | None, node_to: str | None, action: dict, outcome: dict) -> None:
-        """The browser action this step took (every action is a step)."""
+    def action(
+        self, node_from: str | None, node_to: str | None, action: dict, outcome: dict, kind: StepKind | None = None
+    ) -> None:
+        """The browser action this step took (every action is a step), of `kind`."""
+        outcome = outcome if kind is None else {"kind": kind, **outcome}
         self._conn.execute(
             "INSERT INTO steps (step, node_from, node_to, action, outcome, created) VALUES (?, ?, ?, ?, ?, ?)",
             (self.step, node_from, node_to, json.dumps(action), json.dumps(outcome), time.time()),
         )
 
-    def record(self, kind: str, payload: dict, node_from: str | None = None, node_to: str | None = None) -> str:
-        """A record (e.g. an ExploreRecord); its id is `<step>-<n>`, unique by construction."""
+    def record(self, kind: RecordKind, payload: dict, node_from: str | None = None, node_to: str | None = None) -> str:
+        """A record (an ExploreRecord's JSON); its id is `<step>-<n>`, unique by construction."""
         n = self._conn.execute("SELECT COUNT(*) FROM records WHERE step = ?", (self.step,)).fetchone()[0]
         rid = f"{self.step}-{n}"
         self._conn.execute(
@@ -210,20 +227,25 @@ class RunStore:
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
     # ---- reading ---------------------------------------------------------------------------------------------
-    def meta(self) -> dict:
-        """All run-level settings and summaries."""
-        return {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
+    def meta(self) -> RunMeta:
+        """The run-level settings and totals."""
+        raw = {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
+        try:
+            return RunMeta.model_validate({"run_id": self.dir.name, **raw})
+        except ValidationError as e:
+            first = e.errors()[0]
+            raise StoreError(f"{self.path}: not a scalehop run's meta ({first['loc']}: {first['msg']})") from None
 
     def site(self) -> SiteConfig:
         """The site this run explored (as configured when it was created)."""
-        meta = self.meta()
-        if "site" not in meta:
+        site = self.meta().site
+        if site is None:
             raise StoreError(f"{self.path} names no site: it was not written by `scalehop explore`")
-        return SiteConfig.model_validate(meta["site"])
+        return site
 
     def explore_config(self) -> ExploreConfig:
-        """The exploration settings this run was created with."""
-        return ExploreConfig.model_validate(self.meta().get("explore", {}))
+        """The exploration settings this run was created with (the defaults for runs that kept none)."""
+        return self.meta().explore or ExploreConfig()
 
     @staticmethod
     def site_of(run_dir: str | Path) -> SiteConfig:
@@ -247,30 +269,51 @@ class RunStore:
         """All edge records."""
         return [Edge.model_validate_json(r[0]) for r in self._conn.execute("SELECT record FROM edges ORDER BY rowid")]
 
-    def records(self, kind: str | None = None) -> list[dict]:
-        """Records as dicts (id, step, kind, node_from, node_to, payload), in step order."""
+    def steps(self, limit: int | None = None) -> list[StepRow]:
+        """The committed steps in step order (the first `limit` of them)."""
+        sql = "SELECT step, node_from, node_to, action, outcome, created FROM steps ORDER BY step"
+        rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), () if limit is None else (limit,))
+        out = []
+        for step, node_from, node_to, action_json, outcome_json, created in rows:
+            action, outcome = Action.model_validate_json(action_json), json.loads(outcome_json)
+            kind = step_kind(outcome.pop("kind", None), action)
+            out.append(StepRow(step, node_from, node_to, action, outcome, kind, created))
+        return out
+
+    def records(self, kind: RecordKind | None = None) -> list[RecordRow]:
+        """The records (of one kind), in step order."""
         sql = "SELECT id, step, kind, node_from, node_to, payload FROM records"
+        where, names = _of_kind(kind) if kind else ("", ())
+        rows = self._conn.execute(sql + where + " ORDER BY step, id", names)
+        return [
+            RecordRow(rid, step, record_kind(stored), node_from, node_to, json.loads(payload))
+            for rid, step, stored, node_from, node_to, payload in rows
+        ]
+
+    def count_records(self, kind: RecordKind) -> int:
+        """Records of one kind (e.g. "failure": the failure samples)."""
+        where, names = _of_kind(kind)
+        return self._conn.execute("SELECT COUNT(*) FROM records" + where, names).fetchone()[0]
+
+    def events(self, kind: EventKind | None = None) -> list[EventRow]:
+        """The browser and engine events (of one kind), in the order they were written."""
+        sql = "SELECT id, step, kind, detail, url, created FROM events"
+        rows = self._conn.execute(sql + (" WHERE kind = ?" if kind else "") + " ORDER BY id", (kind,) if kind else ())
+        return [EventRow(*row) for row in rows]
+
+    def usage(self) -> dict[str, RoleUsage]:
+        """Model usage totals per role."""
         rows = self._conn.execute(
-            sql + (" WHERE kind = ?" if kind else "") + " ORDER BY step, id", (kind,) if kind else ()
+            "SELECT role, COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0),"
+            " COALESCE(SUM(seconds), 0.0) FROM usage GROUP BY role ORDER BY role"
         )
-        cols = ["id", "step", "kind", "node_from", "node_to", "payload"]
-        return [dict(zip(cols, r[:5], strict=False)) | {"payload": json.loads(r[5])} for r in rows]
+        return {role: RoleUsage(*totals) for role, *totals in rows}
 
     def count(self, table: str) -> int:
         """Row count of one of the store's tables."""
         if table not in ("nodes", "edges", "steps", "records", "events", "usage"):
             raise ValueError(f"unknown table {table!r}")
         return self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Rows of a read-only query, for analysis (metrics, reports, tests)."""
-        if not sql.lstrip().upper().startswith("SELECT"):
-            raise ValueError("rows() runs SELECT queries only")
-        return self._conn.execute(sql, params).fetchall()
-
-    def count_records(self, kind: str) -> int:
-        """Records of one kind (e.g. "explore": the failure samples)."""
-        return self._conn.execute("SELECT COUNT(*) FROM records WHERE kind = ?", (kind,)).fetchone()[0]
 
     def load_graph(self) -> ExplorationGraph:
         """The exploration graph as committed."""
@@ -282,10 +325,20 @@ class RunStore:
         return graph
 
 
+def _of_kind(kind: RecordKind) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause (and its parameters) of the records of `kind`, old names included."""
+    names = stored_names(kind)
+    return f" WHERE kind IN ({', '.join('?' * len(names))})", names
+
+
 def resume(run_dir: str | Path) -> tuple[RunStore, ExplorationGraph]:
     """Reopen a run: its store and the graph rebuilt from it (frontier = graph.frontier())."""
     run_dir = Path(run_dir)
     if not (run_dir / "run.sqlite").exists():
         raise StoreError(f"{run_dir} holds no run (no run.sqlite): check the run id and --runs-dir")
     store = RunStore(run_dir)
-    return store, store.load_graph()
+    try:
+        return store, store.load_graph()
+    except (sqlite3.DatabaseError, ValidationError) as exc:
+        store.close()
+        raise StoreError(f"{run_dir / 'run.sqlite'} cannot be read as a run store ({exc}): it is corrupt") from None

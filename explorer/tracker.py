@@ -16,9 +16,10 @@ from explorer.dedup import Match, StateIndex, normalize_url, thumbnail
 from explorer.errors import SiteUnreachable
 from explorer.graph import ExplorationGraph
 from explorer.records import Action, ActionOutcome, Node, Observation
+from explorer.rows import RecordKind, StepKind
 from explorer.store import RunStore
 
-Records = Sequence[tuple[str, dict]] | Callable[[str], Sequence[tuple[str, dict]]]
+Records = Sequence[tuple[RecordKind, dict]] | Callable[[str], Sequence[tuple[RecordKind, dict]]]
 # Actions that teleport rather than interact: stored as steps, never as graph edges to replay.
 _NO_EDGE = ("goto", "back", "stop")
 
@@ -60,7 +61,7 @@ class StateTracker:
         """Which known node this observation shows (node_id None: a new state)."""
         return self.index.identify(self.normalize(obs.url), thumbnail(obs.screenshot))
 
-    async def execute(
+    async def perform(
         self, session: BrowserSession, action: Action, obs: Observation | None
     ) -> tuple[ActionOutcome, Observation]:
         """Run `action` and observe the result; an unobservable page sends the browser back to the start."""
@@ -90,10 +91,10 @@ class StateTracker:
         obs: Observation | None,
         node_from: str | None,
         *,
-        kind: str = "explore",
+        kind: StepKind = "select",
     ) -> Step:
-        """Execute `action`, observe the result, and commit the step atomically."""
-        outcome, after = await self.execute(session, action, obs)
+        """Perform `action`, observe the result, and commit the step atomically."""
+        outcome, after = await self.perform(session, action, obs)
         return self.commit(action, outcome, after, node_from, kind=kind)
 
     def commit(
@@ -103,7 +104,7 @@ class StateTracker:
         after: Observation,
         node_from: str | None,
         *,
-        kind: str = "explore",
+        kind: StepKind = "select",
         records: Records = (),
         verdict: bool | None = None,
     ) -> Step:
@@ -140,8 +141,8 @@ class StateTracker:
                 tx.node(n)
             if edge is not None:
                 tx.edge(edge)
-            payload = {"kind": kind, **outcome.model_dump(mode="json", exclude={"action"})}
-            tx.action(node_from, node.id, action.model_dump(mode="json"), payload)
+            outcome_json = outcome.model_dump(mode="json", exclude={"action"})
+            tx.action(node_from, node.id, action.model_dump(mode="json"), outcome_json, kind)
             for event in outcome.events:
                 tx.event(event.kind, event.detail, event.url)
             pending = records(node.id) if callable(records) else records

@@ -149,7 +149,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             resume_run=args.resume,
         )
     )
-    print(json.dumps(summary) if args.json else "\n".join(f"{k:>10s}: {v}" for k, v in summary.items()))
+    fields = summary.model_dump(mode="json")
+    print(json.dumps(fields) if args.json else "\n".join(f"{k:>10s}: {v}" for k, v in fields.items()))
     return 0
 
 

@@ -6,11 +6,12 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
 from flows.tasks import RETRIES, RETRY_DELAY_S, transient
+from synthesis.stats import DatasetStats
 
 
 @task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient)
-def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit: int | None) -> dict:
-    """Reverse construction (see synthesis.build.build_dataset); returns stats.json's content."""
+def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit: int | None) -> DatasetStats:
+    """Reverse construction (see synthesis.build.build_dataset); returns its stats.json."""
     from synthesis.build import build_dataset
     from synthesis.recipe import load_recipe
 
@@ -21,13 +22,13 @@ def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit
 @flow(name="build_dataset")
 def build_dataset(
     run_dirs: list[str], recipe: str | None = None, out: str | None = None, limit: int | None = None
-) -> dict:
+) -> DatasetStats:
     """Build the dataset of explored runs (`limit`: at most this many drafts per task type and run); a markdown
     artifact shows its counts."""
     stats = dataset_task(run_dirs, recipe, out, limit)
-    lines = [f"| {kind} | {n} |" for kind, n in stats["counts"].items()]
+    lines = [f"| {kind} | {n} |" for kind, n in stats.counts.items()]
     create_markdown_artifact(
         key="dataset",
-        markdown="\n".join(["# Dataset", f"`{stats['out']}`", "", "| task type | rows |", "|---|---|", *lines]),
+        markdown="\n".join(["# Dataset", f"`{stats.out}`", "", "| task type | rows |", "|---|---|", *lines]),
     )
     return stats

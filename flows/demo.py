@@ -16,11 +16,13 @@ from pathlib import Path
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.models import ModelConfig
+from explorer.summary import RunSummary
 from flows.dataset import build_dataset
 from flows.explore import explore_site
 from flows.improve import self_improve
 from flows.reporting import report
 from sites import serve_sites
+from synthesis.stats import DatasetStats
 from training.config import TrainConfig
 from training.state import ImproveState
 
@@ -40,7 +42,7 @@ def bundled_site_configs(urls: dict[str, str]) -> list[SiteConfig]:
     return [SiteConfig(name=name, start_url=url, reset_url=url + "__reset") for name, url in urls.items()]
 
 
-async def _explore_again(sites: list[SiteConfig], out: Path, adapter: Path | None) -> list[dict]:
+async def _explore_again(sites: list[SiteConfig], out: Path, adapter: Path | None) -> list[RunSummary]:
     model = ModelConfig(adapter=None if adapter is None else str(adapter))
     runs = str(out / "explore-again")
     return list(
@@ -126,7 +128,7 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
     return paths
 
 
-def _print_summary(improve: ImproveState | None, again: list[dict], stats: dict | None) -> None:
+def _print_summary(improve: ImproveState | None, again: list[RunSummary], stats: DatasetStats | None) -> None:
     for r in improve.rounds if improve is not None else []:
         print(f"\nround {r.round}:", f"{r.failures} failure samples of {r.transitions} transitions;")
         acc = {
@@ -138,6 +140,6 @@ def _print_summary(improve: ImproveState | None, again: list[dict], stats: dict 
             f" {'adopted' if r.adopted else 'rejected'} ({r.reason})"
         )
     for a in again:
-        print(f"  explore again {a['run_id']}: {a['steps']} steps, {a['states']} states, {a['failures']} failures")
+        print(f"  explore again {a.run_id}: {a.steps} steps, {a.states} states, {a.failures} failures")
     if stats is not None:
-        print("dataset rows:", ", ".join(f"{k} {v}" for k, v in stats["counts"].items()))
+        print("dataset rows:", ", ".join(f"{k} {v}" for k, v in stats.counts.items()))

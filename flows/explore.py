@@ -15,13 +15,14 @@ from prefect.artifacts import acreate_table_artifact
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.models import ModelConfig
 from explorer.run import new_run_id, run_exploration
+from explorer.summary import RunSummary
 from flows.tasks import RETRIES, RETRY_DELAY_S, artifact_key, site_config, transient
 
 
 @task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient, persist_result=True)
 async def explore_task(
     site: SiteConfig, explore: ExploreConfig, browser: BrowserConfig, model: ModelConfig, runs_dir: str, run_id: str
-) -> dict:
+) -> RunSummary:
     """One exploration run; a retry continues the run folder it left."""
     again = (Path(runs_dir) / run_id / "run.sqlite").exists()
     return await run_exploration(
@@ -42,7 +43,7 @@ async def explore_site(
     runs_dir: str = "runs",
     run_id: str | None = None,
     chromium: str | None = None,
-) -> dict:
+) -> RunSummary:
     """Explore one site (config path or start URL) into `runs_dir/run_id`; returns the run's summary."""
     config = site_config(site)
     explore = explore or ExploreConfig()
@@ -52,7 +53,7 @@ async def explore_site(
     )
     await acreate_table_artifact(
         key=f"explore-{artifact_key(config.name)}",
-        table=[{k: summary[k] for k in ("run_id", "strategy", "steps", "states", "urls", "failures", "tokens")}],
-        description=f"Exploration of {config.name}: {summary['run_dir']}",
+        table=[summary.model_dump(include={"run_id", "strategy", "steps", "states", "urls", "failures", "tokens"})],
+        description=f"Exploration of {config.name}: {summary.run_dir}",
     )
     return summary

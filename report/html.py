@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import io
 import logging
-import sqlite3
 import time
 from importlib import resources
 from pathlib import Path
@@ -25,7 +24,9 @@ from explorer.errors import ScalehopError
 from explorer.graph import ExplorationGraph
 from explorer.metrics import step_curves, summarize
 from explorer.records import ExploreRecord
+from explorer.rows import RecordRow
 from explorer.store import RunStore, resume
+from explorer.summary import RunSummary
 from report.tables import side_tables
 
 REPORT_NAME = "report.html"
@@ -89,7 +90,7 @@ class RunView(BaseModel):
     label: str
     site: str
     strategy: str
-    summary: dict
+    summary: RunSummary
     curves: dict[str, list[int]]
     nodes: list[NodeView]
     edges: list[EdgeView]
@@ -150,9 +151,9 @@ def _describe_prediction(record: ExploreRecord) -> str:
     return "; ".join(parts) + (" (unparsed model output: fallback)" if p.fallback else "")
 
 
-def failure_view(store: RunStore, row: dict, images: _Images) -> FailureView:
+def failure_view(store: RunStore, row: RecordRow, images: _Images) -> FailureView:
     """A failure sample with its screenshot and the acted element's box."""
-    record = ExploreRecord.model_validate(row["payload"])
+    record = row.record
     box = None
     if record.observation and record.action.mark is not None:
         obs = store.observation(record.observation)
@@ -163,7 +164,7 @@ def failure_view(store: RunStore, row: dict, images: _Images) -> FailureView:
             box = (100 * x / w, 100 * y / h, 100 * bw / w, 100 * bh / h)
     v = record.verdict
     return FailureView(
-        id=row["id"],
+        id=row.id,
         step=record.step,
         url=record.url,
         node_from=record.node_from,
@@ -203,12 +204,12 @@ def run_view(store: RunStore, graph: ExplorationGraph, key: str, label: str, ima
                 wrong=any(e.last_verdict is False for e in actions),
             )
         )
-    rows = store.records("explore")
+    rows = store.records("failure")
     return RunView(
         key=key,
         label=label,
-        site=meta.get("site", {}).get("name", "?"),
-        strategy=meta.get("explore", {}).get("strategy", "?"),
+        site=meta.site.name if meta.site is not None else "?",
+        strategy=meta.strategy or "?",
         summary=summarize(store, graph),
         curves=step_curves(store, graph),
         nodes=nodes,
@@ -227,7 +228,7 @@ def build_report(path: str | Path, out: str | Path | None = None) -> Path:
         label = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
         try:
             store, graph = resume(run_dir)
-        except (ScalehopError, sqlite3.Error, OSError, ValueError) as e:  # an empty or foreign run.sqlite
+        except (ScalehopError, OSError, ValueError) as e:  # an empty or foreign run.sqlite
             log.warning("report: skipping %s: not a readable run (%s)", run_dir, e)
             skipped.append(f"{label}: {e}")
             continue

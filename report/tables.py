@@ -1,38 +1,65 @@
-"""The report's side files as tables: improve.json and adapter cards (training/), dataset stats.json (synthesis/).
+"""The report's side files as tables: improve.json (training.state.ImproveState), adapter cards (training/) and
+dataset stats.json (synthesis.stats.DatasetStats).
 
-Known keys get curated columns (see training.improve, training.adapters, synthesis.build); anything else is
-shown generically, so a newer file still renders. An unreadable file becomes a note, never an error.
+improve.json and stats.json are read through their typed artifacts; adapter cards get curated columns by dotted
+key, anything else is shown generically. An unreadable file becomes a note, never an error.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
+from explorer.artifact import ArtifactError
+from synthesis.stats import DatasetStats
+from training.evaluate import EvalReport
+from training.state import ImproveState, RoundResult
+
+T = TypeVar("T")
 MAX_ROWS = 40  # rows shown of a long list (dataset drops, runs)
 MAX_ITEMS = 8  # items shown of a list inside a cell
-# (header, dotted key) of the per-round table of improve.json and of the adapter cards table
-ROUND_COLUMNS = [
-    ("round", "round"),
-    ("explored with", "explored_with"),
-    ("failures", "failures"),
-    ("transitions", "transitions"),
-    ("train examples", "train_examples"),
-    ("held-out", "heldout"),
-    ("base accuracy", "base.predictor_accuracy"),
-    ("before accuracy", "before.predictor_accuracy"),
-    ("after accuracy", "after.predictor_accuracy"),
-    ("after surprise", "after.selector_surprise"),
-    ("loss first", "train.loss_first"),
-    ("loss last", "train.loss_last"),
-    ("train tokens/s", "train.tokens_per_s"),
-    ("adopted", "adopted"),
-    ("reason", "reason"),
-    ("adapter", "adapter"),
-    ("seconds", "seconds"),
+
+
+def _eval(name: str, metric: str) -> Callable[[RoundResult], object]:
+    """A round's `metric` of its EvalReport `name` (base, before, after), None when it has none."""
+
+    def value(r: RoundResult) -> object:
+        report: EvalReport | None = getattr(r, name)
+        return None if report is None else getattr(report, metric)
+
+    return value
+
+
+def _train(metric: str) -> Callable[[RoundResult], object]:
+    """A round's training metric (None when nothing was trained)."""
+    return lambda r: None if r.train is None else r.train.get(metric)
+
+
+# (header, value) of the per-round table of improve.json
+ROUND_COLUMNS: list[tuple[str, Callable[[RoundResult], object]]] = [
+    ("round", lambda r: r.round),
+    ("explored with", lambda r: r.explored_with),
+    ("failures", lambda r: r.failures),
+    ("transitions", lambda r: r.transitions),
+    ("train examples", lambda r: r.train_examples),
+    ("held-out", lambda r: r.heldout),
+    ("base accuracy", _eval("base", "predictor_accuracy")),
+    ("before accuracy", _eval("before", "predictor_accuracy")),
+    ("after accuracy", _eval("after", "predictor_accuracy")),
+    ("after surprise", _eval("after", "selector_surprise")),
+    ("loss first", _train("loss_first")),
+    ("loss last", _train("loss_last")),
+    ("train tokens/s", _train("tokens_per_s")),
+    ("adopted", lambda r: r.adopted),
+    ("reason", lambda r: r.reason),
+    ("adapter", lambda r: r.adapter),
+    ("seconds", lambda r: r.seconds),
 ]
+# (header, dotted key) of the adapter cards table
 CARD_COLUMNS = [
     ("adapter", "adapter"),
     ("round", "round"),
@@ -121,64 +148,67 @@ def json_tables(title: str, data: object) -> list[TableView]:
     return [t for t in tables if t.rows] + [record_table(f"{title}: {k}", v) for k, v in lists.items()]
 
 
-def improve_tables(title: str, data: object) -> tuple[list[TableView], dict | None]:
+def round_table(title: str, rounds: list[RoundResult]) -> TableView:
+    """One row per round, in the ROUND_COLUMNS that have a value in some round."""
+    columns = [(h, get) for h, get in ROUND_COLUMNS if any(get(r) is not None for r in rounds)]
+    return TableView(
+        title=title, columns=[h for h, _ in columns], rows=[[fmt(get(r)) for _, get in columns] for r in rounds]
+    )
+
+
+def improve_tables(title: str, state: ImproveState) -> tuple[list[TableView], dict | None]:
     """improve.json: its settings, the per-round table, and the held-out accuracy series for the chart."""
-    if not isinstance(data, dict) or not isinstance(data.get("rounds"), list):
-        return json_tables(title, data), None
-    rounds = [r for r in data["rounds"] if isinstance(r, dict)]
-    settings = {k: v for k, v in data.items() if k != "rounds"}
-    tables = json_tables(title, settings) + [record_table(f"{title}: rounds", rounds, ROUND_COLUMNS)]
+    settings = state.model_dump(mode="json", exclude={"rounds"})
+    tables = json_tables(title, settings) + [round_table(f"{title}: rounds", state.rounds)]
     series = [
-        {
-            "name": name,
-            "values": [r[name].get("predictor_accuracy") if isinstance(r.get(name), dict) else None for r in rounds],
-        }
+        {"name": name, "values": [_eval(name, "predictor_accuracy")(r) for r in state.rounds]}
         for name in ACCURACY_SERIES
     ]
     series = [s for s in series if any(v is not None for v in s["values"])]
-    chart = {"title": title, "rounds": [r.get("round", i + 1) for i, r in enumerate(rounds)], "series": series}
+    chart = {"title": title, "rounds": [r.round for r in state.rounds], "series": series}
     return tables, chart if series else None
 
 
-def dataset_tables(title: str, data: dict) -> list[TableView]:
+def dataset_tables(title: str, stats: DatasetStats) -> list[TableView]:
     """stats.json of a built dataset: rows per site and task type, then everything else."""
-    tables = []
-    by_site, counts = data.get("by_site"), data.get("counts")
-    if isinstance(by_site, dict) and isinstance(counts, dict):
-        types = list(counts)
-        rows = [[site, *(fmt(per.get(t, 0)) for t in types)] for site, per in by_site.items() if isinstance(per, dict)]
-        rows.append(["all sites", *(fmt(counts[t]) for t in types)])
-        tables.append(TableView(title=f"{title}: rows per site and task type", columns=["site", *types], rows=rows))
-        data = {k: v for k, v in data.items() if k not in ("by_site", "counts")}
-    return tables + json_tables(title, data)
+    types = list(stats.counts)
+    rows = [[site, *(fmt(per.get(t, 0)) for t in types)] for site, per in stats.by_site.items()]
+    rows.append(["all sites", *(fmt(stats.counts[t]) for t in types)])
+    per_site = TableView(title=f"{title}: rows per site and task type", columns=["site", *types], rows=rows)
+    return [per_site, *json_tables(title, stats.model_dump(mode="json", exclude={"by_site", "counts"}))]
 
 
-def _read(path: Path, root: Path, notes: list[str]) -> object | None:
+def _read(path: Path, root: Path, notes: list[str], load: Callable[[Path], T]) -> T | None:
+    """`load(path)`, or None with a note when the file cannot be read."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        return load(path)
+    except (ArtifactError, OSError, ValueError) as exc:
         notes.append(f"{path.relative_to(root)} could not be read ({exc}); it is left out")
         return None
+
+
+def _json(path: Path) -> object:
+    return json.loads(path.read_text())
 
 
 def side_tables(root: Path) -> SideTables:
     """Tables of every improve.json, adapter card (adapters/round-*/card.json) and dataset stats.json under root."""
     out = SideTables()
-    for path in sorted(root.rglob("improve.json")):
-        data = _read(path, root, out.notes)
-        if data is not None:
-            tables, chart = improve_tables(str(path.relative_to(root)), data)
+    for path in sorted(root.rglob(ImproveState.FILE)):
+        state = _read(path, root, out.notes, ImproveState.load)
+        if state is not None:
+            tables, chart = improve_tables(str(path.relative_to(root)), state)
             out.rounds += tables
             out.accuracy = out.accuracy or chart
     cards = []
     for path in sorted(root.rglob("adapters/round-*/card.json")):
-        data = _read(path, root, out.notes)
+        data = _read(path, root, out.notes, _json)
         if isinstance(data, dict):
             cards.append({"adapter": str(path.parent.relative_to(root))} | data)
     if cards:
         out.rounds.append(record_table("adapter cards", cards, CARD_COLUMNS))
-    for path in sorted(root.rglob("stats.json")):
-        data = _read(path, root, out.notes)
-        if isinstance(data, dict) and isinstance(data.get("counts"), dict):
-            out.datasets += dataset_tables(str(path.parent.relative_to(root)), data)
+    for path in sorted(root.rglob(DatasetStats.FILE)):
+        stats = _read(path, root, out.notes, DatasetStats.load)
+        if stats is not None:
+            out.datasets += dataset_tables(str(path.parent.relative_to(root)), stats)
     return out

@@ -1,7 +1,7 @@
 """`build_dataset`: run folders in, a dataset folder out. Builders -> generator -> scrub -> gates -> export.
 
 Output layout (default `<first run>/dataset/`): `hf/` (save_to_disk), `parquet/<split>.parquet`, `README.md`
-(the card) and `stats.json` (keys documented in datasets/README.md).
+(the card) and `stats.json` (synthesis.stats.DatasetStats; keys documented in datasets/README.md).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from explorer.config import BrowserConfig
 from explorer.models import ChatModel
-from synthesis.export import push, to_dataset_dict, write_card, write_data
+from synthesis.export import push, render_card, to_dataset_dict, write_data
 from synthesis.gates import check_format, dedup
 from synthesis.generators import ModelGenerator
 from synthesis.multi_step import build_multi_step
@@ -25,17 +25,16 @@ from synthesis.replay import replay_gate
 from synthesis.scrub import Scrubber, site_secrets
 from synthesis.single_step import build_single_step
 from synthesis.source import RunSource, open_run
-
-STATS_SCHEMA = 1
+from synthesis.stats import DatasetStats, dataset_stats
 
 
 @dataclass
 class BuildResult:
-    """Where the dataset went, what it holds (rows per task type), and the full stats.json content."""
+    """Where the dataset went, what it holds (rows per task type), and its stats.json."""
 
     out: Path
     counts: dict[str, int]
-    stats: dict
+    stats: DatasetStats
     drops: list[Drop] = field(default_factory=list)
 
 
@@ -90,18 +89,19 @@ def build_dataset(
             seconds["replay"] = time.perf_counter() - t0
         scrubbed = sum((s.counts for s in scrubbers.values()), Counter())
         drops = format_drops + dedup_drops + replay_drops
-        stats = _stats(sources, recipe, tasks, drafts, skipped, drops, checked, scrubbed, fallbacks, model_id)
+        stats = dataset_stats(sources, recipe, tasks, drafts, skipped, drops, checked, scrubbed, fallbacks, model_id)
         t0 = time.perf_counter()
         dd = to_dataset_dict(tasks, {i: s.store.blob for i, s in enumerate(sources)}, recipe.task_types)
         out.mkdir(parents=True, exist_ok=True)
         write_data(dd, out)
         seconds["export"] = time.perf_counter() - t0
         seconds["total"] = time.perf_counter() - t_start
-        stats |= {"seconds": {k: round(v, 3) for k, v in seconds.items()}, "out": str(out)}
-        write_card(out, list(dd), stats)
+        stats.seconds, stats.out = {k: round(v, 3) for k, v in seconds.items()}, str(out)
+        stats.save(out)
+        (out / "README.md").write_text(render_card(list(dd), stats.model_dump(mode="json")))
         if recipe.push_to_hub:
             push(dd, recipe.push_to_hub, out)
-        return BuildResult(out, stats["counts"], stats, drops)
+        return BuildResult(out, stats.counts, stats, drops)
     finally:
         for source in sources:
             source.close()
@@ -121,44 +121,3 @@ def _draft(sources: list[RunSource], recipe: DatasetRecipe, skipped: Counter, se
             tasks += [t.model_copy(update={"source": i}) for t in builders[task_type](source)]
         seconds[task_type] = time.perf_counter() - t0
     return tasks
-
-
-def _stats(sources, recipe, tasks, drafts, skipped, drops, checked, scrubbed, fallbacks, model_id) -> dict:
-    """The stats.json content (top-level keys are stable: see datasets/README.md)."""
-    counts = {t: sum(task.task_type == t for task in tasks) for t in recipe.task_types}
-    by_site: dict[str, dict[str, int]] = {}
-    for task in tasks:
-        per = by_site.setdefault(task.site, dict.fromkeys(recipe.task_types, 0))
-        per[task.task_type] += 1
-    dropped = Counter(d.gate for d in drops)
-    passed = checked - dropped["replay"]
-    runs = []
-    for s in sources:
-        model, adapter = s.explorer_model
-        runs.append({"run_id": s.run_id, "site": s.site_name, "dir": str(s.store.dir), "round": s.round,
-                     "model_id": model, "adapter_id": adapter})  # fmt: skip
-    return {
-        "schema": STATS_SCHEMA,
-        "recipe": recipe.name,
-        "generator": recipe.generator,
-        "model": model_id,
-        "runs": runs,
-        "counts": counts,
-        "by_site": by_site,
-        "drafts": {t: drafts.get(t, 0) for t in recipe.task_types},
-        "skipped": dict(skipped),
-        "fallbacks": fallbacks,
-        "gates": {
-            "format": {"dropped": dropped["format"]},
-            "dedup": {"dropped": dropped["dedup"]},
-            "replay": {
-                "enabled": recipe.gates.replay,
-                "checked": checked,
-                "passed": passed,
-                "dropped": dropped["replay"],
-                "pass_rate": round(passed / checked, 4) if checked else None,
-            },
-            "scrub": {k: scrubbed.get(k, 0) for k in ("secret", "email", "phone")},
-        },
-        "drops": [d.model_dump() for d in drops],
-    }

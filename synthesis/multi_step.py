@@ -6,9 +6,10 @@ from __future__ import annotations
 import networkx as nx
 
 from explorer.records import Action, Edge, Element
+from explorer.rows import RecordRow
 from synthesis.recipe import DatasetRecipe
 from synthesis.records import Lineage, MultiStepTask, PathStep
-from synthesis.source import RecordRow, RunSource, task_id
+from synthesis.source import RunSource, task_id
 from synthesis.templates import page_name, path_instruction, step_reasoning
 
 
@@ -19,7 +20,7 @@ def build_multi_step(source: RunSource, recipe: DatasetRecipe) -> list[MultiStep
     False); replay validation later checks that each start really loads from its URL.
     """
     graph = source.graph
-    outcomes = _outcomes(source.records(("explore", "understood")))
+    outcomes = _outcomes(source.records())
     starts = [n for n in graph.nodes() if n.addressable is not False or n.id == source.start_node]
     tasks = []
     for start in starts:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from explorer.records import Node, Observation
+from explorer.rows import RecordRow
 from synthesis.recipe import DatasetRecipe
 from synthesis.records import Lineage, PageQA
-from synthesis.source import RecordRow, RunSource, task_id
+from synthesis.source import RunSource, task_id
 from synthesis.templates import has_effect, outcome_question, page_questions
 
 MAX_OUTCOMES_PER_NODE = 3
@@ -15,7 +16,7 @@ def build_page_qa(source: RunSource, recipe: DatasetRecipe) -> list[PageQA]:
     """For every node: title, heading, sections and form-field questions, plus "what happens when ..." questions
     answered by the true transitions of actions tried there."""
     by_node: dict[str, list[RecordRow]] = {}
-    for row in source.records(("explore", "understood")):
+    for row in source.records():
         if has_effect(row.record.transition) and row.record.observation:
             by_node.setdefault(row.record.node_from, []).append(row)
     tasks = []

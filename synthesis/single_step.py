@@ -15,7 +15,7 @@ def build_single_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter
 
     Records left out are counted in `skipped` by reason.
     """
-    kinds = ("explore", "understood") if recipe.include_understood else ("explore",)
+    kinds = ("failure", "understood") if recipe.include_understood else ("failure",)
     tasks = []
     for row in source.records(kinds):
         rec = row.record

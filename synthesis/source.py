@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from explorer.config import DEFAULT_DELTA, SiteConfig
+from explorer.config import ExploreConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.graph import ExplorationGraph
-from explorer.records import ExploreRecord, Node, Observation
+from explorer.records import Node, Observation
+from explorer.rows import RECORD_KINDS, RecordKind, RecordRow, RunMeta
 from explorer.store import RunStore, resume
 
 
@@ -19,50 +20,43 @@ class RunSourceError(ScalehopError):
 
 
 @dataclass
-class RecordRow:
-    """An ExploreRecord with the id and step of its row in the store."""
-
-    id: str
-    step: int
-    record: ExploreRecord
-
-
-@dataclass
 class RunSource:
-    """A run opened for reading. Observations are loaded once each and cached."""
+    """A run opened for reading. Records are read once, observations loaded once each; both are cached."""
 
     store: RunStore
     graph: ExplorationGraph
-    meta: dict
+    meta: RunMeta
     _observations: dict[str, Observation] = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:
         """The run's id (its folder name when the meta has none)."""
-        return self.meta.get("run_id") or self.store.dir.name
+        return self.meta.run_id
 
     @cached_property
     def site(self) -> SiteConfig:
         """The site config the run explored (replay uses it)."""
-        if "site" not in self.meta:
+        if self.meta.site is None:
             raise RunSourceError(f"{self.store.dir}: the run's meta has no site config; it cannot be replayed")
-        return SiteConfig.model_validate(self.meta["site"])
+        return self.meta.site
 
     @property
     def site_name(self) -> str:
         """The site's name as the run recorded it."""
-        return self.meta.get("site", {}).get("name") or "site"
+        return self.meta.site.name if self.meta.site is not None else "site"
 
     @property
     def delta(self) -> float:
         """The SSIM threshold of state identity the run used."""
-        return float(self.meta.get("explore", {}).get("delta", DEFAULT_DELTA))
+        return (self.meta.explore or ExploreConfig()).delta
 
-    def records(self, kinds: tuple[str, ...]) -> list[RecordRow]:
-        """Explore records of these kinds ("explore": j=0 failures, "understood": j=1), in step order."""
-        rows = [row for kind in kinds for row in self.store.records(kind)]
-        rows.sort(key=lambda r: (r["step"], r["id"]))
-        return [RecordRow(r["id"], r["step"], ExploreRecord.model_validate(r["payload"])) for r in rows]
+    @cached_property
+    def _records(self) -> list[RecordRow]:
+        return self.store.records()
+
+    def records(self, kinds: tuple[RecordKind, ...] = RECORD_KINDS) -> list[RecordRow]:
+        """Explore records of these kinds ("failure": j=0, "understood": j=1), in step order."""
+        return [row for row in self._records if row.kind in kinds]
 
     def observation(self, digest: str) -> Observation:
         """The full stored observation with this digest."""
@@ -77,23 +71,21 @@ class RunSource:
     @cached_property
     def start_node(self) -> str | None:
         """The node of the run's first step (the start page)."""
-        rows = self.store.rows("SELECT node_to FROM steps ORDER BY step LIMIT 1")
-        return rows[0][0] if rows else None
+        first = self.store.steps(limit=1)
+        return first[0].node_to if first else None
 
     @cached_property
     def explorer_model(self) -> tuple[str, str]:
         """(model_id, adapter_id) of the model that explored, from its records ("" when it kept none)."""
-        rows = self.store.rows(
-            "SELECT json_extract(payload, '$.model_id'), json_extract(payload, '$.adapter_id'),"
-            " json_extract(payload, '$.round') FROM records ORDER BY step LIMIT 1"
-        )
-        return (rows[0][0] or "", rows[0][1] or "") if rows else ("", "")
+        if not self._records:
+            return "", ""
+        payload = self._records[0].payload
+        return payload.get("model_id") or "", payload.get("adapter_id") or ""
 
     @cached_property
     def round(self) -> int:
         """The self-improvement round the run belongs to (from its records; 0 by default)."""
-        rows = self.store.rows("SELECT MAX(json_extract(payload, '$.round')) FROM records")
-        return int(rows[0][0] or 0) if rows else 0
+        return max((row.payload.get("round") or 0 for row in self._records), default=0)
 
     def close(self) -> None:
         """Close the store."""

@@ -13,7 +13,6 @@ from explorer.dedup import (
     _bound,
     _grid_fraction,
     _window_stats,
-    normalize_url,
     plain_identify,
     ssim,
     thumbnail,
@@ -24,13 +23,6 @@ from explorer.dedup import (
 async def labelled_pairs(chromium, site_config):
     sites = {name: site_config(name) for name in ("shop", "forum", "classifieds")}
     return await build_pairs(chromium, sites, load_specs())
-
-
-def test_url_normalization():
-    norm = normalize_url("HTTP://Shop.Example:80/c/x?b=2&a=1&sid=9#top", ignore_params=["sid"])
-    assert norm == "http://shop.example/c/x?a=1&b=2"
-    assert normalize_url("http://a.test/p#tab", keep_fragment=True) == "http://a.test/p#tab"
-    assert normalize_url("http://a.test") == "http://a.test/"
 
 
 def test_reload_merges_and_modal_splits(labelled_pairs):

@@ -22,8 +22,11 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from prefect.flows import load_flow_from_entrypoint
 
+from explorer.config import load_site_config
 from flows.cli import _parser
+from synthesis.recipe import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKER = ROOT / "docker"
@@ -32,6 +35,8 @@ POOLS = {"explorer": "browsers", "trainer": "gpus"}
 SETUP = DOCKER / "setup.sh"
 SETUP_STEPS = ("torch", "deps", "package", "user")
 _DEFAULT = re.compile(r"\$\{([A-Z_]+):-([^}]*)\}")
+DEPLOYMENTS = yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+LOADERS = {"site": load_site_config, "recipe": load_recipe}  # parameters that name a file, and how it loads
 
 
 def interpolated(text: str) -> str:
@@ -168,11 +173,23 @@ def test_setup_script_installs_in_the_recipe_order():
 
 
 def test_prefect_yaml_deploys_to_the_compose_pools(compose):
-    path = ROOT / "prefect.yaml"
-    if not path.exists():
-        pytest.skip("no prefect.yaml in the repo yet")
-    pools = {d["work_pool"]["name"] for d in yaml.safe_load(path.read_text()).get("deployments", [])}
+    pools = {d["work_pool"]["name"] for d in DEPLOYMENTS}
     assert pools and pools <= set(POOLS.values()), f"prefect.yaml uses pools {pools}; compose runs {POOLS}"
+
+
+@pytest.mark.parametrize("deployment", DEPLOYMENTS, ids=[d["name"] for d in DEPLOYMENTS])
+def test_every_deployment_validates_with_its_defaults(deployment, monkeypatch):
+    """The deployment's entrypoint loads (from the repo root, as `prefect deploy` runs it), its parameters validate
+    against the flow's signature with the flow's defaults for the rest, and the site configs and recipe they name
+    exist and load."""
+    monkeypatch.chdir(ROOT)
+    flow = load_flow_from_entrypoint(deployment["entrypoint"])
+    params = flow.validate_parameters(deployment.get("parameters", {}))
+    named = [("site", params.get("site")), ("recipe", params.get("recipe"))]
+    named += [("site", site) for site in params.get("sites") or []]
+    for kind, value in named:
+        if isinstance(value, str):
+            LOADERS[kind](value)  # a missing or broken file raises ConfigError, naming it
 
 
 def test_compose_file_matches_the_compose_spec():

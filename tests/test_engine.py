@@ -13,18 +13,20 @@ import pytest
 from explorer.config import BrowserConfig, ExploreConfig
 from explorer.graph import ExplorationGraph
 from explorer.loop import Engine
-from explorer.records import ExploreRecord, Node, Transition
+from explorer.records import Node, Transition
+from explorer.rows import RecordRow
 from explorer.run import run_exploration
 from explorer.store import resume
+from explorer.summary import RunMetrics
 
 FIRST_STEPS, MORE_STEPS, MAX_STEPS = 22, 6, 58
 
 
 def _events(store) -> dict[str, bool]:
     """Which of the SCALE-Hop events the acceptance asks for the run holds so far."""
-    kinds = [k for (k,) in store.rows("SELECT json_extract(outcome, '$.kind') FROM steps")]
-    full = store.rows("SELECT COUNT(*) FROM nodes WHERE json_extract(record, '$.status') = 'full'")[0][0]
-    return {"understood": store.count_records("understood") > 0, "full": full > 0, "return": "return" in kinds}
+    kinds = [s.kind for s in store.steps()]
+    full = any(n.status == "full" for n in store.load_nodes())
+    return {"understood": store.count_records("understood") > 0, "full": full, "return": "return" in kinds}
 
 
 @pytest.fixture(scope="module")
@@ -50,31 +52,30 @@ async def scale_run(site_config, tmp_path_factory):
 
 async def test_scale_run_stops_on_its_step_budget(scale_run):
     summary, store, graph = scale_run
-    assert summary["stopped_by"] == "steps" and summary["steps"] == store.last_step() + 1 >= FIRST_STEPS
-    assert summary["states"] == len(graph.g) > 1
-    assert summary["failures"] == store.count_records("explore")
-    fields = ["run_id", "run_dir", "strategy", "steps", "states", "urls", "states_merged", "same_url_states"]
-    fields += ["elements_tried", "failures", "records", "tokens", "seconds", "errors"]
-    assert set(fields) <= set(summary)
-    assert summary["states_merged"] <= summary["states"] and summary["tokens"] > 0
-    curves = json.loads((store.dir / "metrics.json").read_text())["curves"]
-    assert len(curves["states"]) == summary["steps"] and curves["states"][-1] == summary["states"]
-    assert curves["failures"][-1] == summary["failures"]
+    assert summary.stopped_by == "steps" and summary.steps == store.last_step() + 1 >= FIRST_STEPS
+    assert summary.states == len(graph.g) > 1
+    assert summary.failures == store.count_records("failure") and summary.strategy == "scale"
+    assert summary.states_merged <= summary.states and summary.tokens > 0
+    metrics = RunMetrics.load(store.dir)
+    assert metrics.summary == summary
+    curves = metrics.curves
+    assert len(curves["states"]) == summary.steps and curves["states"][-1] == summary.states
+    assert curves["failures"][-1] == summary.failures
 
 
 async def test_failure_records_hold_the_full_explore_record(scale_run):
     _, store, graph = scale_run
-    failures = store.records("explore")
+    failures = store.records("failure")
     assert failures, "the base model should mispredict something"
     for row in failures:
-        rec = ExploreRecord.model_validate(row["payload"])
-        assert not rec.verdict.correct and rec.verdict.judge == "rule-v2"
+        rec = row.record
+        assert row.kind == "failure" and not rec.verdict.correct and rec.verdict.judge == "rule-v2"
         assert rec.observation_text.startswith("Page: ") and rec.action.element_key
         assert rec.selector_reasoning and rec.outcome_reasoning and rec.transition.description
-        assert rec.node_from == row["node_from"] and rec.node_to == row["node_to"]
+        assert rec.node_from == row.node_from and rec.node_to == row.node_to
         assert rec.node_from in graph.g and rec.node_to in graph.g
         assert store.blob_path(rec.screenshot).exists() and store.blob_path(rec.som_screenshot).exists()
-        assert rec.model_id == "smollm2-135m" and rec.step == row["step"]
+        assert rec.model_id == "smollm2-135m" and rec.step == row.step
         obs = store.observation(rec.observation)  # the full O_i, to rebuild prompts and page QA from
         assert obs.url == rec.url and obs.text == rec.observation_text and obs.elements
     for node in graph.nodes():
@@ -97,30 +98,29 @@ def test_judge_audit_cli_on_a_scale_run(scale_run):
 
 async def test_a_right_prediction_returns_to_the_node_and_picks_again(scale_run):
     _, store, graph = scale_run
-    steps = store.rows("SELECT step, node_from, node_to, json_extract(outcome, '$.kind') FROM steps ORDER BY step")
+    steps = store.steps()
     understood = store.records("understood")
     assert understood, "no right prediction in the run"
     for row in understood:
-        node = row["node_from"]
-        later = [s for s in steps if s[0] > row["step"]]
-        picks = [i for i, s in enumerate(later) if s[3] in ("explore", "verify")]
-        if not picks or graph.node(node).status == "full" or any(s[3] == "start" for s in later[: picks[0]]):
+        node = row.node_from
+        later = [s for s in steps if s.step > row.step]
+        picks = [i for i, s in enumerate(later) if s.kind in ("select", "verify")]
+        if not picks or graph.node(node).status == "full" or any(s.kind == "start" for s in later[: picks[0]]):
             continue  # the budget ended (a resumed chunk starts over), or the node was done: no resample there
-        assert later[picks[0]][1] == node  # the Selector (or verification) picks again at the same node
-        if row["node_to"] != node:  # the action left the node: the explorer went back first
-            assert any(s[3] == "return" for s in later[: picks[0]])
+        assert later[picks[0]].node_from == node  # the Selector (or verification) picks again at the same node
+        if row.node_to != node:  # the action left the node: the explorer went back first
+            assert any(s.kind == "return" for s in later[: picks[0]])
 
 
 async def test_verification_makes_nodes_full_and_the_explorer_backtracks(scale_run):
     _, store, graph = scale_run
     assert _events(store)["full"], "no node reached `full` through verification"
+    steps = store.steps()
     for node in (n for n in graph.nodes() if n.status == "full"):
-        verified = store.rows(
-            "SELECT COUNT(*) FROM steps WHERE node_from = ? AND json_extract(outcome, '$.kind') = 'verify'", (node.id,)
-        )
-        assert verified[0][0] >= 1  # full only through verification
-    kinds = [row[0] for row in store.rows("SELECT json_extract(outcome, '$.kind') FROM steps ORDER BY step")]
+        assert any(s.node_from == node.id and s.kind == "verify" for s in steps)  # full only through verification
+    kinds = [s.kind for s in steps]
     assert kinds[0] == "start" and "verify" in kinds and "return" in kinds
+    assert set(kinds) <= {"start", "select", "verify", "return"}  # SCALE never jumps to the start by itself
 
 
 def test_transition_memory_folds_numbers_and_rebuilds_from_records():
@@ -145,7 +145,7 @@ def test_transition_memory_folds_numbers_and_rebuilds_from_records():
     assert hint.startswith(like.describe()) and hint.endswith(transition.description)
     assert memory.hint(like.model_copy(update={"label": 'button "Reply"'})) is None
     payload = {"action": like.model_dump(mode="json"), "transition": transition.model_dump(mode="json")}
-    rebuilt = TransitionMemory.from_records([{"payload": payload}])
+    rebuilt = TransitionMemory.from_records([RecordRow("0-0", 0, "understood", "n0", "n0", payload)])
     assert rebuilt.hint(other) == hint and len(rebuilt) == 1
 
 
@@ -153,8 +153,14 @@ def test_transition_memory_folds_numbers_and_rebuilds_from_records():
 async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
     cfg = ExploreConfig(strategy=strategy, max_steps=12, seed=0)
     summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id=strategy)
-    assert summary["stopped_by"] == "steps" and summary["states"] >= 3 and summary["failures"] == 0
-    assert 12 <= summary["steps"] <= 14  # a multi-action return (BFS) may finish after the budget's check
+    assert summary.stopped_by == "steps" and summary.states >= 3 and summary.failures == 0
+    assert 12 <= summary.steps <= 14  # a multi-action return (BFS) may finish after the budget's check
+    store, _ = resume(tmp_path / strategy)
+    try:
+        kinds, records = {s.kind for s in store.steps()}, store.records()
+    finally:
+        store.close()
+    assert "start" in kinds and kinds <= {"start", "select", "return", "goto"} and not records
 
 
 def test_an_exhausted_node_is_never_picked_again():
@@ -167,59 +173,3 @@ def test_an_exhausted_node_is_never_picked_again():
     assert engine.pick_node(1, "n0") == "n1"
     engine.exhausted.add("n1")
     assert engine.pick_node(1, "n0") is None  # nothing left: the run stops ("frontier empty")
-
-
-def test_killed_scale_run_resumes_without_loss(site_urls, tmp_path):
-    """SIGKILL a SCALE exploration (embedded model) mid-run; the resumed run keeps every committed row."""
-    import os
-    import signal
-    import sqlite3
-    import subprocess
-    import sys
-    import time
-
-    root = Path(__file__).resolve().parents[1]
-    base = [
-        sys.executable,
-        "-m",
-        "flows.cli",
-        "explore",
-        site_urls["forum"],
-        "--runs-dir",
-        str(tmp_path),
-        "--seed",
-        "2",
-    ]
-    db = tmp_path / "k" / "run.sqlite"
-
-    def rows(table: str) -> list[tuple]:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            return conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
-        finally:
-            conn.close()
-
-    child = subprocess.Popen([*base, "--run-id", "k", "--steps", "200"], cwd=root, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not (db.exists() and len(rows("records")) >= 2):
-        assert child.poll() is None, child.stderr.read()
-        time.sleep(0.5)
-    os.kill(child.pid, signal.SIGKILL)
-    child.wait()
-    before = {t: rows(t) for t in ("steps", "records", "events")}  # insert-only tables
-    n = len(before["steps"])
-    assert [r[0] for r in before["steps"]] == list(range(n)) and len(before["records"]) >= 2
-
-    more = subprocess.run(
-        [*base, "--resume", "k", "--steps", str(n + 4), "--json"], cwd=root, capture_output=True, text=True, timeout=600
-    )
-    assert more.returncode == 0, more.stderr
-    summary = json.loads(more.stdout.strip().splitlines()[-1])
-    assert summary["steps"] == n + 4
-    after = {t: rows(t) for t in before}
-    assert [r[0] for r in after["steps"]] == list(range(n + 4))
-    for table, old in before.items():
-        assert after[table][: len(old)] == old  # committed rows survive the resume unchanged
-    assert {r[0] for r in rows("nodes")} >= {r[2] for r in before["steps"]}  # every reached node is kept
-    record_ids = [r[0] for r in after["records"]]
-    assert len(record_ids) == len(set(record_ids))  # nothing written twice

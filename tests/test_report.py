@@ -10,11 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import BrowserConfig, ExploreConfig
-from explorer.records import ExploreRecord
+from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.run import run_exploration
 from explorer.store import resume
 from report import IMAGE_WIDTH, build_report
+from synthesis.stats import DatasetStats, Dropped, GateStats, ReplayStats
+from training.config import TrainConfig
+from training.evaluate import EvalReport
+from training.improve import new_state
+from training.state import RoundResult
 
 ROOT = Path(__file__).resolve().parents[1]
 # run folder (relative to the report root) -> (site, strategy, steps)
@@ -60,9 +64,9 @@ def store_numbers(run_dir: Path) -> dict:
         numbers = {
             "steps": store.last_step() + 1,
             "states": store.count("nodes"),
-            "failures": store.count_records("explore"),
+            "failures": store.count_records("failure"),
             "nodes": {n.id: n for n in graph.nodes()},
-            "records": {r["id"]: ExploreRecord.model_validate(r["payload"]) for r in store.records("explore")},
+            "records": {r.id: r.record for r in store.records("failure")},
         }
     finally:
         store.close()
@@ -141,23 +145,32 @@ async def test_failure_gallery_shows_each_sample(report, runs_root):
 
 
 def write_side_files(improve: Path) -> None:
-    """improve.json, an adapter card and a dataset's stats.json with the keys training/ and synthesis/ document."""
-    base = {"predictor_accuracy": 0.125, "predictor_correct": 1, "predictor_total": 8}
-    rounds = [
-        {
-            "round": 1,
-            "failures": 7,
-            "heldout": 8,
-            "base": base,
-            "before": base,
-            "adopted": True,
-            "reason": "gain",
-            "after": {"predictor_accuracy": 0.625, "predictor_correct": 5, "predictor_total": 8},
-            "train": {"loss_first": 2.5, "loss_last": 0.75, "losses": [2.5, 1.0, 0.75]},
-            "adapter": "adapters/round-1",
-        },
-    ]
-    (improve / "improve.json").write_text(json.dumps({"base_model": "smollm2-135m", "rounds": rounds}))
+    """improve.json, an adapter card and a dataset's stats.json, written by the typed artifacts of training/ and
+    synthesis/."""
+    base = EvalReport(adapter=None, predictor_accuracy=0.125, predictor_correct=1, predictor_total=8)
+    after = EvalReport(adapter="adapters/round-1", predictor_accuracy=0.625, predictor_correct=5, predictor_total=8)
+    round_1 = RoundResult(
+        round=1,
+        explored_with=None,
+        explore_runs=["explore/round-1/shop"],
+        failures=7,
+        transitions=9,
+        train_examples=7,
+        heldout=8,
+        floor=None,
+        base=base,
+        before=base,
+        after=after,
+        adopted=True,
+        reason="gain",
+        adapter="adapters/round-1",
+        train={"loss_first": 2.5, "loss_last": 0.75, "losses": [2.5, 1.0, 0.75]},
+        seconds=12.0,
+    )
+    shop = SiteConfig(name="shop", start_url="http://shop.test/")
+    state = new_state([shop], improve, ExploreConfig(), TrainConfig(), heldout_share=0.3)
+    state.rounds.append(round_1)
+    state.save(improve)
     card = {
         "round": 1,
         "base_model": "smollm2-135m",
@@ -165,19 +178,25 @@ def write_side_files(improve: Path) -> None:
         "data_hash": "ab12",
         "adopted": True,
         "counts": {"train_examples": 7},
-        "metrics": {"before": base, "after": rounds[0]["after"]},
+        "metrics": {"before": base.model_dump(), "after": after.model_dump()},
         "reason": "gain",
     }
     (improve / "adapters/round-1").mkdir(parents=True)
     (improve / "adapters/round-1/card.json").write_text(json.dumps(card))
-    stats = {
-        "recipe": "default",
-        "counts": {"single_step": 30, "page_qa": 12},
-        "by_site": {"shop": {"single_step": 30, "page_qa": 12}},
-        "gates": {"replay": {"pass_rate": 0.75}},
-    }
-    (improve / "dataset").mkdir()
-    (improve / "dataset/stats.json").write_text(json.dumps(stats))
+    replay = ReplayStats(enabled=True, checked=4, passed=3, dropped=1, pass_rate=0.75)
+    DatasetStats(
+        recipe="default",
+        generator="template",
+        model=None,
+        runs=[],
+        counts={"single_step": 30, "page_qa": 12},
+        by_site={"shop": {"single_step": 30, "page_qa": 12}},
+        drafts={"single_step": 31, "page_qa": 12},
+        skipped={},
+        fallbacks=0,
+        gates=GateStats(format=Dropped(), dedup=Dropped(dropped=1), replay=replay, scrub={}),
+        drops=[],
+    ).save(improve / "dataset")
 
 
 async def test_rounds_and_dataset_sections_read_their_files(runs_root, chromium, tmp_path):

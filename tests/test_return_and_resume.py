@@ -1,7 +1,8 @@
-"""Return-to-node on same-URL states, and a SIGKILLed exploration that resumes without loss."""
+"""Return-to-node on same-URL states, and a SIGKILLed exploration (SCALE or random) that resumes without loss."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -9,6 +10,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from explorer.dedup import DEFAULT_DELTA
 from explorer.records import Action
@@ -69,60 +72,83 @@ async def test_unreachable_node_is_marked_with_a_reason(open_session, site_urls,
 
 
 def _rows(db: Path, table: str) -> list[tuple]:
+    """The rows of a table as they are on disk (read-only, in insertion order)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        order = "step" if table == "steps" else "rowid"
-        return conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+        return conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
     finally:
         conn.close()
 
 
-def _explore(url: str, runs: Path, *extra: str) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "flows.cli",
-        "explore",
-        url,
-        "--strategy",
-        "random",
-        "--runs-dir",
-        str(runs),
-        "--seed",
-        "3",
-    ]
-    cmd += extra
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def _holds(db: Path, table: str, minimum: int) -> bool:
+    """Whether the run file holds `minimum` rows of `table` yet (False while it is being created)."""
+    try:
+        return db.exists() and len(_rows(db, table)) >= minimum
+    except sqlite3.OperationalError:  # the child has not created the tables yet
+        return False
 
 
-def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(site_urls, tmp_path):
+def _explore(url: str, runs: Path, strategy: str, seed: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "flows.cli", "explore", url, "--strategy", strategy, "--runs-dir", str(runs),
+            "--seed", str(seed), *extra]  # fmt: skip
+
+
+# strategy, site, seed, (table, rows it holds before the kill), steps to add on resume; node and edge records are
+# updated in place (visits, tried, status; an edge's count): their rows keep their ids, the other tables are
+# insert-only. A SCALE return replays stored edges, so its edges may count up after the resume.
+KILLED = [
+    pytest.param("scale", "forum", 2, ("records", 2), 4, ("nodes", "edges"), id="scale"),
+    pytest.param("random", "shop", 3, ("steps", 12), 6, ("nodes",), id="random"),
+]
+
+
+@pytest.mark.parametrize("strategy,site,seed,ready,more,in_place", KILLED)
+def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(
+    site_urls, tmp_path, strategy, site, seed, ready, more, in_place
+):
+    """SIGKILL an exploration mid-run (SCALE with the embedded model, or the random walk); the graph rebuilt from
+    what was committed equals the store, and the resumed run keeps every committed row."""
     db = tmp_path / "k" / "run.sqlite"
-    child = _explore(site_urls["shop"], tmp_path, "--run-id", "k", "--steps", "500")
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if db.exists() and len(_rows(db, "steps")) >= 12:
-            break
+    url, (table, minimum) = site_urls[site], ready
+    child = subprocess.Popen(
+        _explore(url, tmp_path, strategy, seed, "--run-id", "k", "--steps", "500"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not _holds(db, table, minimum):
         assert child.poll() is None, child.stderr.read()
         time.sleep(0.2)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
 
-    before = {t: _rows(db, t) for t in ("steps", "nodes", "edges", "events")}
-    steps = [row[0] for row in before["steps"]]
-    assert steps == list(range(len(steps))) and len(steps) >= 12  # contiguous: no gap, no duplicate
+    before = {t: _rows(db, t) for t in ("steps", "nodes", "edges", "records", "events")}
+    n = len(before["steps"])
+    assert [row[0] for row in before["steps"]] == list(range(n))  # contiguous: no gap, no duplicate
+    assert len(before[table]) >= minimum
     store, graph = resume(tmp_path / "k")
-    assert {n.id for n in graph.nodes()} == {row[0] for row in before["nodes"]}  # the graph equals the store
+    assert {node.id for node in graph.nodes()} == {row[0] for row in before["nodes"]}  # the graph equals the store
     assert len(graph.edges()) == len(before["edges"])
-    assert {row[2] for row in before["steps"]} <= {n.id for n in graph.nodes()}
-    assert all(store.blob_path(n.screenshot).exists() for n in graph.nodes())
+    assert {row[2] for row in before["steps"]} <= {node.id for node in graph.nodes()}
+    assert all(store.blob_path(node.screenshot).exists() for node in graph.nodes())
     store.close()
 
-    more = _explore(site_urls["shop"], tmp_path, "--resume", "k", "--steps", str(len(steps) + 6))
-    assert more.wait(300) == 0, more.stderr.read()
+    resumed = subprocess.run(
+        _explore(url, tmp_path, strategy, seed, "--resume", "k", "--steps", str(n + more), "--json"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout.strip().splitlines()[-1])["steps"] == n + more
     after = {t: _rows(db, t) for t in before}
-    assert [row[0] for row in after["steps"]] == list(range(len(steps) + 6))
-    for table, rows in before.items():
-        if table == "nodes":  # node records are updated in place (visits, tried, status)
-            assert [r[0] for r in after[table][: len(rows)]] == [r[0] for r in rows]
+    assert [row[0] for row in after["steps"]] == list(range(n + more))
+    for name, rows in before.items():
+        if name in in_place:
+            assert [r[0] for r in after[name][: len(rows)]] == [r[0] for r in rows]
         else:
-            assert after[table][: len(rows)] == rows  # committed rows are untouched by the resume
+            assert after[name][: len(rows)] == rows  # committed rows are untouched by the resume
+    assert {row[0] for row in after["nodes"]} >= {row[2] for row in before["steps"]}  # every reached node is kept

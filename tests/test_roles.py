@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from explorer.candidates import usable_elements
 from explorer.models import Generation, ModelConfig, Usage, load_model
@@ -28,6 +29,7 @@ from explorer.roles import (
 from explorer.transition import diff
 
 ROOT = Path(__file__).resolve().parents[1]
+JUDGE_CASES = yaml.safe_load((ROOT / "configs" / "judge_cases.yaml").read_text())  # labelled predictions
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,7 @@ async def test_transition_of_a_navigation_and_of_a_changed_name(open_session, si
 
 
 async def test_roles_return_valid_records_with_the_embedded_model(open_session, site_urls, model, similarity):
-    session, before, _, _ = await thread_with_reply(open_session, site_urls)
+    session, _, reply, replied = await thread_with_reply(open_session, site_urls)
     await session.act(Action(kind="goto", url=site_urls["forum"] + "t/1"))
     obs = await session.observe()
     stats, rng = RoleStats(), random.Random(0)
@@ -82,10 +84,15 @@ async def test_roles_return_valid_records_with_the_embedded_model(open_session, 
     assert isinstance(prediction, Prediction) and prediction.raw
     outcome = await session.act(selection.action, obs)
     transition = diff(obs, await session.observe(), outcome)
-    verdict = rule_verdict(prediction, transition, similarity, acted_name(selection.action))
-    assert verdict.judge == "rule-v2" and verdict.reason
     truth = parse_prediction(f"OUTCOME: {transition.description}")  # what really happened is judged right
     assert rule_verdict(truth, transition, similarity, acted_name(selection.action)).correct
+    # on the real Reply transition, the Judger gives each labelled prediction of configs/judge_cases.yaml its label
+    cases = [c for c in JUDGE_CASES if (c["site"], c["path"], c["click"]) == ("forum", "t/1", "Reply")]
+    verdicts = [
+        rule_verdict(parse_prediction(f"OUTCOME: {c['prediction']}"), replied, similarity, acted_name(reply))
+        for c in cases
+    ]
+    assert [(v.correct, v.judge) for v in verdicts] == [(c["correct"], "rule-v2") for c in cases] and len(cases) == 6
     usage = model.usage_report()
     assert usage["selector"]["calls"] >= 1 and usage["predictor"]["prompt_tokens"] > 50
     assert usage["predictor"]["prompt_tokens"] / usage["predictor"]["calls"] < 600  # compact prompts

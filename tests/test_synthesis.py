@@ -33,6 +33,7 @@ from synthesis.recipe import DatasetRecipe, Gates, load_recipe
 from synthesis.replay import replay_task
 from synthesis.scrub import Scrubber, site_secrets
 from synthesis.source import open_run
+from synthesis.stats import DatasetStats
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_ENV = "SCALEHOP_TEST_SHOP_TOKEN"
@@ -120,8 +121,9 @@ def test_all_three_task_types_are_built_with_the_output_layout(built, run_dir):
     assert built.out == run_dir / "dataset"
     for name in ("hf/dataset_dict.json", "README.md", "stats.json"):
         assert (built.out / name).is_file()
+    assert DatasetStats.load(built.out) == built.stats
     stats = json.loads((built.out / "stats.json").read_text())
-    assert stats == built.stats
+    assert stats == built.stats.model_dump(mode="json") and stats["schema"] == 1 and stats["schema_version"] == 1
     for task_type in ("single_step", "multi_step", "page_qa"):
         assert (built.out / "parquet" / f"{task_type}.parquet").is_file()
         assert stats["counts"][task_type] >= 1, stats
@@ -154,15 +156,10 @@ def test_lineage_resolves_to_store_rows(reloaded, run_dir):
                 assert lineage["run_id"] == "shop-scale" and lineage["model_id"] == "smollm2-135m"
                 assert all(node in graph.g for node in lineage["node_ids"])
                 if task_type == "single_step":
-                    (kind, node_from, node_to, payload), *_ = store.rows(
-                        "SELECT kind, node_from, node_to, payload FROM records WHERE id = ?", (lineage["record_id"],)
-                    )
-                    assert kind == "explore" and [node_from, node_to] == lineage["node_ids"]
-                    assert json.loads(payload)["action"]["element_key"] == row["action"]["element_key"]
-                    assert (
-                        store.rows("SELECT step FROM records WHERE id = ?", (lineage["record_id"],))[0][0]
-                        == (lineage["step"])
-                    )
+                    (record,) = [r for r in store.records() if r.id == lineage["record_id"]]
+                    assert record.kind == "failure" and [record.node_from, record.node_to] == lineage["node_ids"]
+                    assert record.payload["action"]["element_key"] == row["action"]["element_key"]
+                    assert record.step == lineage["step"]
                 if task_type == "multi_step":
                     nodes = lineage["node_ids"]
                     assert len(nodes) == row["num_steps"] + 1
@@ -175,11 +172,11 @@ def test_lineage_resolves_to_store_rows(reloaded, run_dir):
 def test_planted_secret_email_and_phone_are_scrubbed(built, reloaded, run_dir):
     store, _ = resume(run_dir)
     try:
-        raw = json.dumps([row[0] for row in store.rows("SELECT payload FROM records")])
+        raw = json.dumps([row.payload for row in store.records()])
     finally:
         store.close()
     assert EMAIL in raw and SECRET in raw  # the run itself holds them
-    assert all(built.stats["gates"]["scrub"][k] > 0 for k in ("secret", "email", "phone")), built.stats["gates"]
+    assert all(built.stats.gates.scrub[k] > 0 for k in ("secret", "email", "phone")), built.stats.gates
     text = json.dumps(reloaded)
     for planted in PLANTED:
         assert planted not in text
@@ -202,9 +199,9 @@ def test_scrubber_on_every_text_field(run_dir, shop_config):
 
 
 def test_every_kept_multi_step_task_replayed_to_its_target(built, reloaded):
-    replay = built.stats["gates"]["replay"]
-    assert replay["enabled"] and replay["checked"] == replay["passed"] + replay["dropped"]
-    assert replay["passed"] == built.counts["multi_step"] >= 1
+    replay = built.stats.gates.replay
+    assert replay.enabled and replay.checked == replay.passed + replay.dropped
+    assert replay.passed == built.counts["multi_step"] >= 1
     delta = 0.999
     for entry in reloaded["disk"]["multi_step"]:
         assert entry["row"]["replay_ssim"] >= delta - 1e-6  # float32 column
@@ -239,8 +236,8 @@ def test_model_generator_rows_say_so(run_dir, tmp_path):
     recipe = load_recipe("model", limit=2, gates=Gates(replay=False))
     result = build_dataset([run_dir], recipe, tmp_path / "model", model=model)
     template = build_dataset([run_dir], load_recipe("quick", limit=2), tmp_path / "template")
-    assert result.stats["generator"] == "model" and result.stats["model"] == "smollm2-135m"
-    assert model.usage_report()["synthesis"]["calls"] >= sum(result.stats["drafts"].values())
+    assert result.stats.generator == "model" and result.stats.model == "smollm2-135m"
+    assert model.usage_report()["synthesis"]["calls"] >= sum(result.stats.drafts.values())
     from datasets import load_from_disk
 
     ds, base = load_from_disk(str(result.out / "hf")), load_from_disk(str(template.out / "hf"))
@@ -253,7 +250,7 @@ def test_model_generator_rows_say_so(run_dir, tmp_path):
             text = "question" if split == "page_qa" else "instruction"
             if row["id"] in by_id and row[text] != by_id[row["id"]][text]:
                 assert row[text].strip() and len(row[text].split()) >= 3  # a parsed model answer
-    assert result.stats["fallbacks"] == fallbacks
+    assert result.stats.fallbacks == fallbacks
 
 
 def test_format_and_dedup_gates_report_reasons(run_dir):

@@ -67,7 +67,7 @@ async def failures(site_config, tmp_path_factory):
     cfg = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
     await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=runs, run_id="shop")
     samples = load_samples([runs / "shop"])
-    assert any(s.kind == "explore" for s in samples), "the base model should mispredict something in 6 steps"
+    assert any(s.kind == "failure" for s in samples), "the base model should mispredict something in 6 steps"
     return samples
 
 
@@ -91,7 +91,7 @@ def trained(failures, model, tmp_path_factory):
 def test_sft_views_come_from_failures_in_the_roles_own_format(failures):
     examples = sft_examples(failures)
     sources = {e.source for e in examples}
-    assert sources == {s.id for s in failures if s.kind == "explore"}  # j=0 only; the Judger is never trained
+    assert sources == {s.id for s in failures if s.kind == "failure"}  # j=0 only; the Judger is never trained
     by_id = {s.id: s for s in failures}
     for ex in examples:
         sample = by_id[ex.source]
@@ -307,7 +307,7 @@ async def test_one_improve_round_trains_evaluates_gates_and_records(failures, si
     seed = next(
         k
         for k in range(50)
-        if all(any(s.kind == "explore" for s in side) for side in split_by_page(failures, 0.5, seed=k))
+        if all(any(s.kind == "failure" for s in side) for side in split_by_page(failures, 0.5, seed=k))
     )
     root = tmp_path / "improve"
     shutil.copytree(Path(failures[0].run), root / "explore" / "round-1" / "shop")
@@ -316,7 +316,7 @@ async def test_one_improve_round_trains_evaluates_gates_and_records(failures, si
     state = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
     assert ImproveState.load(root) == state
     (only,) = state.rounds
-    assert only.failures == sum(s.kind == "explore" for s in failures) and only.explore_runs == ["explore/round-1/shop"]
+    assert only.failures == sum(s.kind == "failure" for s in failures) and only.explore_runs == ["explore/round-1/shop"]
     assert only.train_examples > 0 and only.heldout > 0 and only.adapter == "adapters/round-1"
     assert only.before == only.base and only.after.adapter == "round-1"
     after, floor = only.after.predictor_accuracy, only.floor.accuracy

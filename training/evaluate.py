@@ -45,8 +45,8 @@ from explorer.roles.predictor import PREFILL as PREDICTOR_PREFILL
 from explorer.roles.predictor import REPAIR as PREDICTOR_REPAIR
 from explorer.roles.prompts import prefill
 from explorer.roles.selector import MAX_CANDIDATES
-from explorer.roles.selector import MAX_TOKENS as SELECTOR_TOKENS
-from explorer.roles.selector import PREFILL as SELECTOR_PREFILL
+from explorer.roles.selector import MAX_TOKENS as PICK_TOKENS
+from explorer.roles.selector import PREFILL as PICK_PREFILL
 from training.samples import Sample
 from training.sft import SFTExample
 
@@ -325,15 +325,15 @@ def selector_surprise(
     if not sets:
         return None, 0, None
     conversations = [
-        [*selector_messages(shown.observation, [el for el, _ in opts], []), prefill(SELECTOR_PREFILL)]
+        [*selector_messages(shown.observation, [el for el, _ in opts], []), prefill(PICK_PREFILL)]
         for shown, opts in sets
     ]
     gens = model.generate_batch(
-        conversations, max_tokens=SELECTOR_TOKENS, role="selector", use_adapter=adapter is not None, adapter=adapter
+        conversations, max_tokens=PICK_TOKENS, role="selector", use_adapter=adapter is not None, adapter=adapter
     )
     hits, randoms = 0, 0.0
     for (_, opts), gen in zip(sets, gens, strict=True):
-        picked = parse_selection(SELECTOR_PREFILL + gen.text, [el for el, _ in opts])
+        picked = parse_selection(PICK_PREFILL + gen.text, [el for el, _ in opts])
         chosen = next((s for el, s in opts if picked and el.key == picked[0].key), opts[0][1])  # unparsable: first
         hits += chosen.id in base_wrong
         randoms += sum(s.id in base_wrong for _, s in opts) / len(opts)

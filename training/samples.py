@@ -1,7 +1,7 @@
 """Stored transitions of exploration runs, rebuilt for prompts: the full observation O_i, the action a_i and its
 target element, the Selector's context at that moment, and what really happened (t_i, r_t_i).
 
-Two sources: `load_samples` reads the ExploreRecords of SCALE runs ("explore" = j=0, the failure samples SFT
+Two sources: `load_samples` reads the ExploreRecords of SCALE runs ("failure" = j=0, the failure samples SFT
 trains on; "understood" = j=1); `crawl_samples` rebuilds the transitions of any run's steps (baselines included)
 from the stored node observations, unlabelled (kind "crawl") until a model's predictions are judged on them.
 `page_key` (path and query, no origin: ports differ between runs) splits held-out pages from training pages.
@@ -10,21 +10,22 @@ from the stored node observations, unlabelled (kind "crawl") until a model's pre
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from explorer.config import SiteConfig
 from explorer.dedup import normalize_url
-from explorer.errors import ScalehopError
-from explorer.records import Action, ActionOutcome, Element, ExploreRecord, Observation, Transition
-from explorer.store import RunStore, resume
+from explorer.records import Action, Element, Observation, Transition
+from explorer.rows import RECORD_KINDS, RecordKind, StepRow
+from explorer.store import resume
 from explorer.transition import diff, outcome_reasoning
 
-KINDS = ("explore", "understood")
+KINDS = RECORD_KINDS
+SampleKind = RecordKind | Literal["crawl"]  # "crawl": a transition not judged yet
 CRAWL_REASONING = "verification: a random action"  # what the engine tells the Predictor for actions it did not pick
 
 
@@ -34,7 +35,7 @@ class Sample:
 
     run: str  # the run folder
     record_id: str  # record id, or "step-<n>" for crawled steps
-    kind: str  # "explore" (j=0), "understood" (j=1), or "crawl" (not judged yet)
+    kind: SampleKind  # "failure" (j=0), "understood" (j=1), or "crawl" (not judged yet)
     node: str  # node_from
     observation: Observation  # the full O_i
     action: Action  # a_i
@@ -66,36 +67,29 @@ class Sample:
 
     def labelled(self, wrong: bool) -> Sample:
         """This transition as a failure sample (wrong=True) or an understood one."""
-        return replace(self, kind="explore" if wrong else "understood")
+        return replace(self, kind="failure" if wrong else "understood")
 
 
-def _site(store: RunStore, run_dir) -> SiteConfig:
-    meta = store.meta()
-    if "site" not in meta:
-        raise ScalehopError(f"{run_dir}: the run has no site config in its meta; is it a scalehop run?")
-    return SiteConfig.model_validate(meta["site"])
-
-
-def load_samples(run_dirs: Iterable[str | Path], kinds: tuple[str, ...] = KINDS) -> list[Sample]:
+def load_samples(run_dirs: Iterable[str | Path], kinds: tuple[RecordKind, ...] = KINDS) -> list[Sample]:
     """The ExploreRecords of `kinds` of each run (in step order) with full observations."""
     out: list[Sample] = []
     for run_dir in run_dirs:
         store, _ = resume(run_dir)
         try:
-            site = _site(store, run_dir)
-            tried = _tried_before(store.rows("SELECT step, node_from, action, outcome FROM steps ORDER BY step"))
+            site = store.site()
+            tried = _tried_before(store.steps())
             for row in store.records():
-                if row["kind"] not in kinds:
+                if row.kind not in kinds:
                     continue
-                rec = ExploreRecord.model_validate(row["payload"])
+                rec = row.record
                 if rec.observation is None:
                     continue  # written before full observations were stored: no prompt can be rebuilt
                 tried_keys, selected = tried.get(rec.step, ((), True))
                 out.append(
                     Sample(
                         run=str(run_dir),
-                        record_id=row["id"],
-                        kind=row["kind"],
+                        record_id=row.id,
+                        kind=row.kind,
                         node=rec.node_from,
                         observation=store.observation(rec.observation),
                         action=rec.action,
@@ -118,7 +112,7 @@ def crawl_samples(run_dir: str | Path) -> list[Sample]:
     (first-visit observations: exact on deterministic pages). Kind "crawl": judge a model on them to label."""
     store, graph = resume(run_dir)
     try:
-        site = _site(store, run_dir)
+        site = store.site()
         observations: dict[str, Observation] = {}
 
         def observation(node_id: str) -> Observation | None:
@@ -128,22 +122,19 @@ def crawl_samples(run_dir: str | Path) -> list[Sample]:
             return observations.get(node_id)
 
         out, seen = [], set()
-        for step, node_from, node_to, action_json, outcome_json in store.rows(
-            "SELECT step, node_from, node_to, action, outcome FROM steps ORDER BY step"
-        ):
-            action = Action.model_validate_json(action_json)
+        for row in store.steps():
+            node_from, node_to, action = row.node_from, row.node_to, row.action
             if not (node_from and node_to and action.element_key) or (node_from, action.element_key) in seen:
                 continue
             before, after = observation(node_from), observation(node_to)
             if before is None or after is None or not any(e.key == action.element_key for e in before.elements):
                 continue
             seen.add((node_from, action.element_key))
-            outcome = ActionOutcome.model_validate({**json.loads(outcome_json), "action": action})
-            transition = diff(before, after, outcome)
+            transition = diff(before, after, row.action_outcome())
             out.append(
                 Sample(
                     run=str(run_dir),
-                    record_id=f"step-{step}",
+                    record_id=f"step-{row.step}",
                     kind="crawl",
                     node=node_from,
                     observation=before,
@@ -159,15 +150,15 @@ def crawl_samples(run_dir: str | Path) -> list[Sample]:
         store.close()
 
 
-def _tried_before(steps: list[tuple]) -> dict[int, tuple[tuple[str, ...], bool]]:
+def _tried_before(steps: list[StepRow]) -> dict[int, tuple[tuple[str, ...], bool]]:
     """step -> (element keys tried at its node before it, whether the step was a Selector pick)."""
     seen: dict[str, list[str]] = defaultdict(list)
     out = {}
-    for step, node_from, action, outcome in steps:
-        key = json.loads(action).get("element_key")
-        out[step] = (tuple(seen[node_from]), json.loads(outcome).get("kind") == "explore")
-        if node_from and key and key not in seen[node_from]:
-            seen[node_from].append(key)
+    for row in steps:
+        key = row.action.element_key
+        out[row.step] = (tuple(seen[row.node_from]), row.kind == "select")
+        if row.node_from and key and key not in seen[row.node_from]:
+            seen[row.node_from].append(key)
     return out
 
 

@@ -23,7 +23,7 @@ from explorer.roles import predictor_messages, selector_messages
 from explorer.roles.context import element_line
 from explorer.roles.predictor import PREFILL as PREDICTOR_PREFILL
 from explorer.roles.selector import MAX_CANDIDATES
-from explorer.roles.selector import PREFILL as SELECTOR_PREFILL
+from explorer.roles.selector import PREFILL as PICK_PREFILL
 from training.samples import Sample
 
 ROLES = ("selector", "predictor")
@@ -66,7 +66,7 @@ def selector_example(sample: Sample) -> SFTExample | None:
     return SFTExample(
         role="selector",
         messages=selector_messages(obs, shown, tried_names),
-        prefill=SELECTOR_PREFILL,
+        prefill=PICK_PREFILL,
         completion=f" {target.mark}\nREASON: {_one_line(reason)}",
         source=sample.id,
     )
@@ -86,13 +86,13 @@ def predictor_example(sample: Sample) -> SFTExample:
 
 
 def sft_examples(samples: list[Sample], tasks: tuple[str, ...] = ROLES) -> list[SFTExample]:
-    """The SFT views of the failure samples (kind "explore") among `samples`, for the roles in `tasks`."""
+    """The SFT views of the failure samples (kind "failure") among `samples`, for the roles in `tasks`."""
     unknown = set(tasks) - set(ROLES)
     if unknown:
         raise ValueError(f"unknown roles {sorted(unknown)}: train 'selector' and/or 'predictor'")
     out: list[SFTExample] = []
     for sample in samples:
-        if sample.kind != "explore":
+        if sample.kind != "failure":
             continue
         if "selector" in tasks and (example := selector_example(sample)) is not None:
             out.append(example)

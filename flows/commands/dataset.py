@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from explorer.errors import ConfigError
+
+if TYPE_CHECKING:
+    from synthesis.stats import DatasetStats
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +43,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         recipe = recipe.model_copy(update={"generator": args.generator or recipe.generator, "gates": gates})
     result = build_dataset(args.runs, recipe, args.out, browser=BrowserConfig(executable=args.chromium))
     if args.json:
-        print(json.dumps(result.stats))
+        print(result.stats.model_dump_json())
     else:
         print(render_stats(result.stats))
     print(result.out)
@@ -49,35 +51,30 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    path = Path(args.path)
-    path = path / "stats.json" if path.is_dir() else path
+    from synthesis.stats import DatasetStats
+
+    path = DatasetStats.path_in(args.path)
     if not path.is_file():
         raise ConfigError(f"{args.path}: no stats.json there; give a folder written by `scalehop dataset build`")
-    try:
-        stats = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc.msg}); rebuild the dataset") from None
-    print(json.dumps(stats, indent=1) if args.json else render_stats(stats))
+    stats = DatasetStats.load(path)  # an unreadable file is a one-line ArtifactError
+    print(stats.model_dump_json(indent=1) if args.json else render_stats(stats))
     return 0
 
 
-def render_stats(stats: dict) -> str:
+def render_stats(stats: DatasetStats) -> str:
     """A short human summary of stats.json."""
-    gates = stats["gates"]
-    replay = gates["replay"]
-    lines = [
-        f"recipe {stats['recipe']}, generator {stats['generator']}" + (f" ({stats['model']})" if stats["model"] else "")
-    ]
-    lines += [f"{t:>12s}: {n} rows ({stats['drafts'].get(t, 0)} drafted)" for t, n in stats["counts"].items()]
-    for site, per in stats["by_site"].items():
+    gates, replay = stats.gates, stats.gates.replay
+    lines = [f"recipe {stats.recipe}, generator {stats.generator}" + (f" ({stats.model})" if stats.model else "")]
+    lines += [f"{t:>12s}: {n} rows ({stats.drafts.get(t, 0)} drafted)" for t, n in stats.counts.items()]
+    for site, per in stats.by_site.items():
         lines.append(f"{site:>12s}: " + ", ".join(f"{t} {n}" for t, n in per.items()))
-    rate = f"{replay['pass_rate']:.0%}" if replay["pass_rate"] is not None else "-"
+    rate = f"{replay.pass_rate:.0%}" if replay.pass_rate is not None else "-"
     lines.append(
-        f"gates: format -{gates['format']['dropped']}, dedup -{gates['dedup']['dropped']}, "
-        f"replay {replay['passed']}/{replay['checked']} ({rate})" + ("" if replay["enabled"] else " [off]")
+        f"gates: format -{gates.format.dropped}, dedup -{gates.dedup.dropped}, "
+        f"replay {replay.passed}/{replay.checked} ({rate})" + ("" if replay.enabled else " [off]")
     )
-    lines.append("scrubbed: " + ", ".join(f"{k} {v}" for k, v in gates["scrub"].items()))
-    for drop in stats["drops"]:
-        lines.append(f"  dropped {drop['task_type']} {drop['id']} at {drop['gate']}: {drop['reason']}")
-    lines.append(f"seconds: {stats['seconds'].get('total', 0):.1f}")
+    lines.append("scrubbed: " + ", ".join(f"{k} {v}" for k, v in gates.scrub.items()))
+    for drop in stats.drops:
+        lines.append(f"  dropped {drop.task_type} {drop.id} at {drop.gate}: {drop.reason}")
+    lines.append(f"seconds: {stats.seconds.get('total', 0):.1f}")
     return "\n".join(lines)

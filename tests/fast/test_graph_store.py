@@ -13,20 +13,31 @@ from explorer.store import RunStore, StoreError, resume
 
 
 def node(i: int, url: str = "http://a.test/", **kw) -> Node:
+    """Node `n<i>` at `url` (a placeholder screenshot hash)."""
     return Node(id=f"n{i}", url=url, raw_url=url, screenshot="0" * 64, **kw)
 
 
 def click(key: str) -> Action:
+    """A click on the button whose element key is `key`."""
     return Action(kind="click", element_key=key, label=f'button "{key}"')
 
 
-def test_status_transitions():
-    assert next_status("unexplored", "tried") == "partial"
-    assert next_status("partial", "verified") == "full"
-    assert next_status("partial", "refuted") == "partial"
-    assert next_status("full", "refuted") == "partial"
-    assert next_status("full", "tried") == "full"
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    "status,event,after",
+    [
+        ("unexplored", "tried", "partial"),
+        ("partial", "verified", "full"),
+        ("partial", "refuted", "partial"),
+        ("full", "refuted", "partial"),
+        ("full", "tried", "full"),
+    ],
+)
+def test_status_transitions(status, event, after):
+    assert next_status(status, event) == after
+
+
+def test_an_unknown_status_event_is_refused():
+    with pytest.raises(ValueError, match="bogus"):
         next_status("partial", "bogus")
 
 
@@ -77,11 +88,11 @@ def test_store_round_trip_and_atomic_steps(tmp_path):
             tx.node(n)
         for e in g.edges():
             tx.edge(e)
-        rid = tx.record("explore", {"x": 1}, "n0", "n1")
+        rid = tx.record("failure", {"x": 1}, "n0", "n1")
         tx.action("n0", "n1", click("open").model_dump(mode="json"), {"ok": True})
     with pytest.raises(RuntimeError), store.step(1) as tx:
         tx.node(node(9))
-        tx.record("explore", {"x": 2})
+        tx.record("failure", {"x": 2})
         raise RuntimeError("killed mid-step")
     assert store.count("nodes") == 4 and store.count("records") == 1 and rid == "0-0"
     assert store.last_step() == 0
@@ -89,7 +100,7 @@ def test_store_round_trip_and_atomic_steps(tmp_path):
     reopened, graph = resume(tmp_path / "r1")
     assert {n.id: n for n in graph.nodes()} == {n.id: n for n in g.nodes()}
     assert sorted(e.key for e in graph.edges()) == sorted(e.key for e in g.edges())
-    assert reopened.meta()["strategy"] == "test"
+    assert reopened.meta().strategy == "test"
     with pytest.raises(StoreError, match="already holds a run"):
         RunStore.create(tmp_path, "r1")
 

@@ -1,11 +1,15 @@
 """Typed configs: loading, defaults, validation errors that name the field, secrets from the environment."""
 
+from pathlib import Path
+
 import pytest
 
 from explorer.config import BrowserConfig, LoginStep, Policy, SiteConfig, load_site_config
 from explorer.errors import BrowserNotFound, ConfigError
 from explorer.records import Element
 from explorer.safety import forbidden_reason, in_scope
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bare_url_defaults_allowed_origins_to_its_origin():
@@ -21,9 +25,9 @@ def test_toml_config_loads(tmp_path):
     assert site.timeouts.navigation_ms == 123 and site.allowed_origins == ["http://a.test"]
 
 
-def test_bundled_configs_load():
-    for name in ["shop", "forum", "classifieds"]:
-        assert load_site_config(f"configs/{name}.toml").reset_url.endswith("/__reset")
+@pytest.mark.parametrize("name", ["shop", "forum", "classifieds"])
+def test_bundled_configs_load(name):
+    assert load_site_config(str(ROOT / "configs" / f"{name}.toml")).reset_url.endswith("/__reset")
 
 
 def test_bad_field_names_field_and_value(tmp_path):
@@ -62,27 +66,38 @@ def test_login_secret_comes_from_env(monkeypatch):
     assert step.resolved_value() == "hunter2"
 
 
-def test_scope_rules():
-    origins = ["http://127.0.0.1:8700", "https://*.example.com"]
-    assert in_scope("http://127.0.0.1:8700/x?y=1", origins)
-    assert not in_scope("http://127.0.0.1:8701/", origins)  # another port is another origin
-    assert in_scope("https://shop.example.com/a", origins) and in_scope("https://example.com/", origins)
-    assert not in_scope("https://evil-example.com/", origins)
-    assert not in_scope("http://shop.example.com/", origins)  # scheme matters
-    assert in_scope("data:text/plain,hi", origins) and in_scope("about:blank", origins)
+@pytest.mark.parametrize(
+    "url,inside",
+    [
+        ("http://127.0.0.1:8700/x?y=1", True),
+        ("http://127.0.0.1:8701/", False),  # another port is another origin
+        ("https://shop.example.com/a", True),
+        ("https://example.com/", True),
+        ("https://evil-example.com/", False),
+        ("http://shop.example.com/", False),  # scheme matters
+        ("data:text/plain,hi", True),
+        ("about:blank", True),
+    ],
+)
+def test_scope_rules(url, inside):
+    assert in_scope(url, ["http://127.0.0.1:8700", "https://*.example.com"]) == inside
 
 
-def test_policy_forbids_by_name_and_href():
-    def el(name, href=None, role="link"):
-        return Element(mark=1, tag="a", role=role, name=name, href=href, bbox=(0, 0, 1, 1), point=(0, 0), key="k")
-
-    policy = SiteConfig.from_url("http://a.test/").policy
-    assert forbidden_reason(el("Log out"), policy)
-    assert forbidden_reason(el("Account", href="http://a.test/logout"), policy)
-    assert forbidden_reason(el("Pay now", role="button"), policy)
-    assert forbidden_reason(el("Delete"), policy)
-    assert forbidden_reason(el("Payments history"), policy) is None
-    assert forbidden_reason(el("Laptops"), policy) is None
+@pytest.mark.parametrize(
+    "name,href,role,forbidden",
+    [
+        ("Log out", None, "link", True),
+        ("Account", "http://a.test/logout", "link", True),
+        ("Pay now", None, "button", True),
+        ("Delete", None, "link", True),
+        ("Payments history", None, "link", False),
+        ("Laptops", None, "link", False),
+    ],
+)
+def test_policy_forbids_by_name_and_href(name, href, role, forbidden):
+    element = Element(mark=1, tag="a", role=role, name=name, href=href, bbox=(0, 0, 1, 1), point=(0, 0), key="k")
+    reason = forbidden_reason(element, SiteConfig.from_url("http://a.test/").policy)
+    assert bool(reason) == forbidden
 
 
 def test_missing_browser_is_one_clear_error(monkeypatch):

@@ -1,0 +1,95 @@
+"""Reverse construction without replay: single-step and page-QA drafts of the fixture run (synthesis.source,
+synthesis.single_step, synthesis.page_qa with the template generator; the replay gate needs Chromium and is
+tests/test_synthesis.py's)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from synthesis.page_qa import build_page_qa
+from synthesis.recipe import DatasetRecipe
+from synthesis.single_step import build_single_step
+from synthesis.source import open_run
+
+NO_EFFECT = "single_step: action failed or changed nothing"
+
+
+@pytest.fixture
+def source(fixture_run):
+    """The fixture run opened as the dataset stage reads it."""
+    opened = open_run(fixture_run.dir)
+    yield opened
+    opened.close()
+
+
+def single_steps(source, **recipe) -> tuple[list, Counter]:
+    """The single-step drafts of `source` under a recipe with these fields, and what was skipped."""
+    skipped = Counter()
+    return build_single_step(source, DatasetRecipe(**recipe), skipped), skipped
+
+
+def test_single_step_tasks_come_from_failures_with_an_effect(source, fixture_run):
+    tasks, skipped = single_steps(source)
+    ids = fixture_run.record_ids
+    assert [t.lineage.record_id for t in tasks] == [ids[1], ids[4], ids[6], ids[8]]  # step 9 timed out
+    assert skipped == {NO_EFFECT: 1}
+    assert [t.instruction for t in tasks] == [
+        'Open the "Jackets" page.',
+        'Open the "Jackets" page.',  # the sorted list's main heading; the dedup gate deals with the twin
+        'Click "Size guide".',  # no new page: the instruction names the control
+        'Open the "Boots" page.',
+    ]
+    size_guide = tasks[2]
+    assert size_guide.lineage.node_ids == ["n0", "n4"] and size_guide.lineage.step == 6
+    assert (size_guide.site, size_guide.lineage.model_id, size_guide.lineage.run_id) == (
+        "tinyshop",
+        "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "fixture-run",
+    )
+    assert (size_guide.target.mark, size_guide.target.role, size_guide.target.name) == (3, "button", "Size guide")
+    assert size_guide.action_text == 'click button "Size guide"'
+    assert size_guide.outcome == 'Appears: button "Close". Shows text: "S fits a 86-91 cm chest.".'
+    assert size_guide.reasoning.endswith(f'I click "Size guide": {size_guide.outcome}')
+    assert size_guide.url == "http://shop.test/" and size_guide.observation_text.startswith("Page: Home · Tiny Shop")
+
+
+def test_single_step_tasks_take_understood_records_when_the_recipe_says_so(source, fixture_run):
+    tasks, skipped = single_steps(source, include_understood=True)
+    ids = fixture_run.record_ids
+    assert [t.lineage.record_id for t in tasks] == [ids[s] for s in (1, 2, 4, 6, 7, 8)]
+    assert tasks[4].instruction == 'Click "Close".' and tasks[4].lineage.node_ids == ["n4", "n0"]
+    assert skipped == {NO_EFFECT: 1}
+
+
+def test_single_step_limit_keeps_the_first_drafts(source):
+    tasks, _ = single_steps(source, limit=2)
+    assert [t.instruction for t in tasks] == ['Open the "Jackets" page.'] * 2
+
+
+def test_page_qa_asks_about_every_page_and_the_outcomes_tried_there(source, fixture_run):
+    qa = build_page_qa(source, DatasetRecipe())
+    by_node = {}
+    for row in qa:
+        by_node.setdefault(row.lineage.node_ids[0], []).append((row.qa_kind, row.answer))
+    assert list(by_node) == ["n0", "n1", "n2", "n3", "n4", "n5"]
+    assert by_node["n0"] == [
+        ("title", "Home · Tiny Shop"),
+        ("heading", "Tiny Shop"),
+        ("sections", "Jackets, Boots"),
+        ("fields", "Search"),
+        ("outcome", 'Navigates to "Jackets · Tiny Shop" (/c/jackets). Main heading: "Jackets".'),
+        ("outcome", 'Appears: button "Close". Shows text: "S fits a 86-91 cm chest.".'),
+        ("outcome", 'Navigates to "Boots · Tiny Shop" (/c/boots). Main heading: "Boots".'),
+    ]
+    assert by_node["n5"] == [("title", "Boots · Tiny Shop"), ("heading", "Boots")]  # its timeout changed nothing
+    outcomes = [row for row in qa if row.qa_kind == "outcome"]
+    assert [row.lineage.record_id for row in outcomes] == [fixture_run.record_ids[s] for s in (1, 6, 8, 2, 4, 7)]
+    assert outcomes[0].question == 'What happens when you click "Jackets" on this page?'
+    assert {row.id for row in qa} == {row.id for row in build_page_qa(source, DatasetRecipe())}  # stable ids
+    assert len({row.id for row in qa}) == len(qa)
+
+
+def test_page_qa_limit_cuts_at_the_limit(source):
+    assert [row.qa_kind for row in build_page_qa(source, DatasetRecipe(limit=3))] == ["title", "heading", "sections"]
