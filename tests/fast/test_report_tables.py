@@ -4,6 +4,8 @@ Rendering the page in Chromium is tests/test_report.py's."""
 
 from __future__ import annotations
 
+import logging
+import shutil
 from collections import Counter
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from explorer.config import ExploreConfig
 from explorer.graph import ExplorationGraph
 from explorer.store import resume
-from report.html import LAYOUT, ReportError, find_runs, layout
+from report.html import LAYOUT, ReportError, build_report, find_runs, layout
 from report.tables import side_tables
 from synthesis.page_qa import build_page_qa
 from synthesis.recipe import DatasetRecipe
@@ -172,3 +174,20 @@ def test_layout_of_one_node_is_the_centre(fixture_run):
     store.close()
     assert layout(one) == {"n0": (LAYOUT[0] / 2, LAYOUT[1] / 2)}
     assert layout(ExplorationGraph()) == {}
+
+
+def test_report_skips_a_run_folder_it_cannot_open_and_still_writes_the_page(tmp_path, fixture_run, caplog):
+    """A stray empty run.sqlite (as once under a run's blobs/) stopped `scalehop report`; it is skipped, with a
+    one-line warning, and named on the page."""
+    root = tmp_path / "runs"
+    shutil.copytree(fixture_run.dir, root / "good")
+    (root / "good" / "blobs" / "run.sqlite").touch()  # an empty file: not a run store
+    with caplog.at_level(logging.WARNING, logger="report.html"):
+        page = build_report(root)
+    (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "good/blobs" in warning.getMessage() and "\n" not in warning.getMessage()
+    html = page.read_text()
+    assert "skipped good/blobs" in html and fixture_run.site.name in html
+    (root / "good" / "run.sqlite").write_bytes(b"not a database")  # no readable run left: a clear error
+    with pytest.raises(ReportError, match="no readable run"):
+        build_report(root)
