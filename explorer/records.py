@@ -90,6 +90,7 @@ class Action(BaseModel):
     option: str | None = None
     url: str | None = None
     direction: Literal["up", "down"] | None = None
+    answer: str | None = None  # a `stop`'s answer to an information-seeking task
 
     @classmethod
     def on(cls, element: Element, kind: ActionKind = "click", **fields: object) -> Action:
@@ -118,7 +119,7 @@ class Action(BaseModel):
             case "goto":
                 return f"go to {self.url}"
             case _:
-                return "stop"
+                return "stop" if self.answer is None else f'stop and answer "{self.answer}"'
 
 
 class BrowserEvent(BaseModel):

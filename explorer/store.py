@@ -7,9 +7,7 @@ rebuilt from the store on resume.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from explorer.blobs import Blobs
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.graph import ExplorationGraph
@@ -174,22 +173,15 @@ class RunStore:
     # ---- writing ---------------------------------------------------------------------------------------------
     def put_blob(self, data: bytes, suffix: str = ".png") -> str:
         """Store bytes under their sha256 (atomic; idempotent); returns the hash."""
-        digest = hashlib.sha256(data).hexdigest()
-        path = self.blob_path(digest, suffix)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        return digest
+        return Blobs(self.blobs).put(data, suffix)
 
     def blob_path(self, digest: str, suffix: str = ".png") -> Path:
         """Where the blob with this hash lives."""
-        return self.blobs / digest[:2] / f"{digest}{suffix}"
+        return Blobs(self.blobs).path(digest, suffix)
 
     def blob(self, digest: str, suffix: str = ".png") -> bytes:
         """The bytes of a stored blob."""
-        return self.blob_path(digest, suffix).read_bytes()
+        return Blobs(self.blobs).get(digest, suffix)
 
     def put_observation(self, obs: Observation) -> str:
         """Store an observation (its screenshots as PNG blobs, the rest as a JSON blob); returns the JSON's hash."""

@@ -21,6 +21,7 @@ VERB_MODULES: tuple[str, ...] = (
     "flows.schedule",
     "flows.commands.improve",
     "flows.commands.dataset",
+    "flows.commands.eval",
 )
 
 

@@ -12,6 +12,7 @@ import base64
 import io
 import logging
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from explorer.records import ExploreRecord
 from explorer.rows import RecordRow
 from explorer.store import RunStore, resume
 from explorer.summary import RunSummary
+from report.evals import eval_views
 from report.tables import side_tables
 
 REPORT_NAME = "report.html"
@@ -104,10 +106,11 @@ class _Images:
     def __init__(self) -> None:
         self.urls: dict[str, str] = {}
 
-    def add(self, store: RunStore, digest: str) -> str:
-        """Encode the blob `digest` once; returns the key the page looks it up by (the digest itself)."""
+    def add(self, read: Callable[[str], bytes], digest: str) -> str:
+        """Encode the blob `digest` (its bytes from `read`) once; returns the key the page looks it up by (the
+        digest itself)."""
         if digest not in self.urls:
-            image = Image.open(io.BytesIO(store.blob(digest))).convert("RGB")
+            image = Image.open(io.BytesIO(read(digest))).convert("RGB")
             image.thumbnail((IMAGE_WIDTH, IMAGE_WIDTH * 4))
             buf = io.BytesIO()
             image.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
@@ -115,12 +118,13 @@ class _Images:
         return digest
 
 
-def find_runs(root: Path) -> list[Path]:
-    """Every run folder (one holding run.sqlite) at or below `root`, in path order."""
+def find_runs(root: Path, required: bool = True) -> list[Path]:
+    """Every run folder (one holding run.sqlite) at or below `root`, in path order (none: a ReportError when
+    `required`)."""
     if not root.is_dir():
         raise ReportError(f"{root}: no such folder: pass a run folder (with run.sqlite) or a folder of runs")
     runs = sorted(p.parent for p in root.rglob("run.sqlite"))
-    if not runs:
+    if not runs and required:
         raise ReportError(f"{root} holds no run (no run.sqlite at or below it): pass a folder that `explore` wrote")
     return runs
 
@@ -173,7 +177,7 @@ def failure_view(store: RunStore, row: RecordRow, images: _Images) -> FailureVie
         prediction=_describe_prediction(record),
         truth=record.transition.description,
         verdict=f"{'right' if v.correct else 'wrong'} (score {v.score:.2f}, {v.judge}): {v.reason}",
-        shot=images.add(store, record.screenshot),
+        shot=images.add(store.blob, record.screenshot),
         box=box,
     )
 
@@ -186,7 +190,7 @@ def run_view(store: RunStore, graph: ExplorationGraph, key: str, label: str, ima
         NodeView(
             **node.model_dump(include={"id", "url", "title", "status", "visits", "depth", "created_step"}),
             unreachable=node.unreachable,
-            shot=images.add(store, node.screenshot),
+            shot=images.add(store.blob, node.screenshot),
             x=round(pos[node.id][0], 1),
             y=round(pos[node.id][1], 1),
         )
@@ -224,7 +228,8 @@ def build_report(path: str | Path, out: str | Path | None = None) -> Path:
     root = Path(path).resolve()
     images, runs = _Images(), []
     skipped = []
-    for i, run_dir in enumerate(find_runs(root)):
+    evals = eval_views(root, images.add, notes := [])
+    for i, run_dir in enumerate(find_runs(root, required=not evals)):
         label = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
         try:
             store, graph = resume(run_dir)
@@ -236,16 +241,17 @@ def build_report(path: str | Path, out: str | Path | None = None) -> Path:
             runs.append(run_view(store, graph, f"r{i}", label, images))
         finally:
             store.close()
-    if not runs:
+    if not runs and not evals:
         raise ReportError(f"{root}: no readable run among {len(skipped)} run folders: {'; '.join(skipped)}")
     side = side_tables(root)
-    side.notes.extend(f"skipped {note}" for note in skipped)
+    side.notes.extend([f"skipped {note}" for note in skipped] + notes)
     env = Environment(loader=PackageLoader("report"), autoescape=True)
     page = env.get_template("report.html.j2").render(
         title=f"scalehop report: {root.name}",
         root=str(root),
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         runs=runs,
+        evals=evals,
         side=side,
         data={
             "runs": [r.model_dump() for r in runs],

@@ -199,9 +199,17 @@ class LocalModel:
         role: str | None = None,
         use_adapter: bool = True,
     ) -> int | None:
-        """The option the model finds likeliest as the continuation. When the options start with different tokens
-        (the usual case: a grammar's keywords) that is decided by one forward pass over the prompt, as a
-        constrained decoder's first step would; otherwise every option's tokens are scored in one batch."""
+        """The option the model finds likeliest as the continuation (the argmax of `option_scores`)."""
+        scores = self.option_scores(messages, options, images=images, role=role, use_adapter=use_adapter)
+        return max(range(len(options)), key=scores.__getitem__)
+
+    def option_scores(
+        self, messages: Sequence[Message], options: Sequence[str], *, images=None, role=None, use_adapter=True
+    ) -> list[float]:
+        """Each option's log-probability as the continuation (not part of ChatModel: chat APIs give no scores).
+        When the options start with different tokens (the usual case: a grammar's keywords) that is the first
+        token's, from one forward pass over the prompt, as a constrained decoder's first step would see it;
+        otherwise every option's tokens are scored (summed) in one batch."""
         prompt = self.prompt_text(messages, len(images or ()))
         t0 = time.perf_counter()
         n_prompt = len(self._encode([prompt], [images])["input_ids"][0])
@@ -212,18 +220,21 @@ class LocalModel:
         ]
         distinct = len(set(first)) == len(first) and all(n > n_prompt for n in rows["attention_mask"].sum(1).tolist())
         inputs = (self._encode([prompt], [images]) if distinct else rows).to(self.device)
+        # only the logits that score option tokens: many long options would otherwise hold rows x length x vocab
+        keep = 1 if distinct else max(rows["attention_mask"].sum(1).tolist()) - n_prompt + 1
         with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
-            logits = self.hf_model(**inputs).logits.float()
+            logits = self.hf_model(**inputs, logits_to_keep=keep).logits.float()
         if distinct:
             scores = torch.log_softmax(logits[0, -1], dim=-1)[first].tolist()
         else:
             ids, lengths = inputs["input_ids"], inputs["attention_mask"].sum(dim=1).tolist()
-            logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:, None])[..., 0]
+            scored = ids[:, ids.shape[1] - keep + 1 :, None]  # the tokens the kept logits predict
+            logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, scored)[..., 0]
             # left padding: each row's option tokens are its last (length - n_prompt) tokens
             scores = [logprobs[row, -(n - n_prompt) :].sum().item() for row, n in enumerate(lengths)]
         seconds = time.perf_counter() - t0
         self._meter.record(role, [Usage(int(inputs["attention_mask"].sum()), 0, seconds)], seconds)
-        return max(range(len(options)), key=scores.__getitem__)
+        return scores
 
     def usage_report(self) -> dict[str, dict[str, float]]:
         """Per role and in total: calls, requests, tokens in and out, seconds, mean latency."""
