@@ -258,3 +258,23 @@ class AdaptivePolicy:
         if first.confidence is not None and first.confidence < self.low_confidence:
             return f"low confidence {first.confidence:.2f}"
         return None
+
+
+POLICIES = ("actor", "world-model", "adaptive", "random")
+
+
+def make_policy(name: str, model: ChatModel | None, similarity: Similarity | None, shots: Shots | None = None, seed=0):
+    """The policy named `name` (one of POLICIES) on `model`; the world model's Actor shares `shots`."""
+    if name == "random":
+        return RandomPolicy(seed=seed)
+    if model is None:
+        raise ValueError(f"policy {name!r} needs a model")
+    actor = ActorPolicy(model, shots=shots)
+    if name == "actor":
+        return actor
+    world = WorldModelPolicy(model, similarity, actor=actor, seed=seed)
+    if name == "world-model":
+        return world
+    if name == "adaptive":
+        return AdaptivePolicy(actor, world)
+    raise ValueError(f"unknown policy {name!r}: one of {', '.join(POLICIES)}")

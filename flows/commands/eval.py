@@ -13,7 +13,7 @@ from pathlib import Path
 from explorer.config import BrowserConfig
 from explorer.errors import ConfigError
 
-POLICIES = ("actor", "world-model", "adaptive", "random")
+POLICIES = ("actor", "world-model", "adaptive", "random")  # evals.policies.POLICIES, without importing it here
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -169,28 +169,22 @@ def _chosen(episodes: list, args: argparse.Namespace) -> list:
 
 def _policy(args: argparse.Namespace, adapter: str | None):
     """The policy named by --policy, on the model (with `adapter`); returns (policy, model name)."""
-    from evals import policies
+    from evals.policies import make_policy
 
     if args.policy == "random":
-        return policies.RandomPolicy(seed=args.seed), None
+        return make_policy("random", None, None, seed=args.seed), None
     from explorer.models import Embedder, load_model
     from flows.cli import model_config
 
     chosen = None if adapter in (None, "", "base") else adapter
     config = model_config(argparse.Namespace(**(vars(args) | {"adapter": chosen})))
-    model = load_model(config)
     shots = None
     if args.shots:
         from evals.shots import ShotRetriever
 
         shots = ShotRetriever.from_dataset(args.dataset, k=args.shots)
-    actor = policies.ActorPolicy(model, shots=shots)
-    if args.policy == "actor":
-        return actor, config.model
-    world = policies.WorldModelPolicy(model, Embedder().similarity, actor=actor)
-    if args.policy == "world-model":
-        return world, config.model
-    return policies.AdaptivePolicy(actor, world), config.model
+    similarity = Embedder().similarity if args.policy != "actor" else None
+    return make_policy(args.policy, load_model(config), similarity, shots, args.seed), config.model
 
 
 def _adapter_name(adapter: str | None) -> str:
