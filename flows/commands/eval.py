@@ -56,6 +56,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     if args.shots and not args.dataset:
         raise ConfigError("--shots needs --dataset: a dataset folder built by `scalehop dataset build`")
+    if args.dataset and not args.shots:
+        raise ConfigError(f"--dataset {args.dataset} needs --shots N: the demonstrations retrieved per step")
     if args.max_steps < 1:
         raise ConfigError(f"--max-steps {args.max_steps}: allow at least one action")
     adapters = [a.strip() for a in args.adapters.split(",")] if args.adapters else [args.adapter]
