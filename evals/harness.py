@@ -131,6 +131,8 @@ async def run_episode(
     """Run `policy` on one episode in a fresh browser context and grade it; never raises for a page fault."""
     t0 = time.perf_counter()
     session = await chromium.new_session(episode.site())
+    if hasattr(policy, "begin_episode"):
+        policy.begin_episode(episode.task_id)
     trace: list[StepTrace] = []
     history: list[HistoryItem] = []
     answer, ended, before = None, "max_steps", None
@@ -224,16 +226,18 @@ async def run_eval(
     return [TaskResult.load(result_path(folder, e.task_id)) for e in episodes]
 
 
+def check_run(folder: str | Path, run: EvalRun) -> None:
+    """Refuse a folder that holds another evaluation (a ConfigError naming what differs); the same one may be
+    resumed."""
+    if EvalRun.path_in(folder).exists() and (diff := EvalRun.load(folder).differs(run)):
+        raise ConfigError(f"{folder} holds another evaluation (its {', '.join(diff)} differ): choose another --out")
+
+
 def _open_run(folder: Path, run: EvalRun) -> None:
     """Write eval.json, or check that the folder holds the same evaluation (to resume it)."""
+    check_run(folder, run)
     if not EvalRun.path_in(folder).exists():
         run.save(folder)
-        return
-    old = EvalRun.load(folder)
-    same = ("suite", "policy", "model", "adapter", "max_steps", "seed", "task_ids")
-    if any(getattr(old, k) != getattr(run, k) for k in same):
-        diff = [k for k in same if getattr(old, k) != getattr(run, k)]
-        raise ConfigError(f"{folder} holds another evaluation (its {', '.join(diff)} differ): choose another --out")
 
 
 def _bar(total: int, done: int, run: EvalRun, progress: bool):

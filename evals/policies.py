@@ -64,8 +64,12 @@ class RandomPolicy:
     name = "random"
 
     def __init__(self, seed: int = 0, *, site: SiteConfig | None = None) -> None:
-        self.rng = random.Random(seed)
+        self.seed, self.rng = seed, random.Random(seed)
         self.site = site
+
+    def begin_episode(self, task_id: str) -> None:
+        """Reseed from (seed, task): a task's trajectory is the same whether or not the evaluation was resumed."""
+        self.rng = random.Random(f"{self.seed}:{task_id}")
 
     async def decide(self, intent: str, obs: Observation, history: list[HistoryItem]) -> Decision:
         """A random usable element's action, or stop when there is none."""

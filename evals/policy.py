@@ -44,7 +44,8 @@ class HistoryItem(BaseModel):
 
 
 class Policy(Protocol):
-    """An agent: `decide(intent, obs, history)` -> Decision."""
+    """An agent: `decide(intent, obs, history)` -> Decision. A policy may also have `begin_episode(task_id)`,
+    which the harness calls before each task (e.g. to reseed)."""
 
     name: str
 

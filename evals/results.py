@@ -9,6 +9,7 @@ the `EvalRun` that names the settings; both are files in the evaluation's folder
 
 from __future__ import annotations
 
+import hashlib
 import re
 import statistics
 from pathlib import Path
@@ -81,7 +82,14 @@ class EvalRun(Artifact):
     adapter: str | None = None
     max_steps: int
     seed: int = 0
+    shots: int = 0  # few-shot demonstrations per decision
+    dataset: str | None = None  # where they were retrieved from
     task_ids: list[str]
+
+    def differs(self, other: EvalRun) -> list[str]:
+        """The settings in which `other` is another evaluation (empty: the same one, which may be resumed)."""
+        same = ("suite", "policy", "model", "adapter", "max_steps", "seed", "shots", "dataset", "task_ids")
+        return [k for k in same if getattr(self, k) != getattr(other, k)]
 
 
 class Score(BaseModel):
@@ -92,27 +100,31 @@ class Score(BaseModel):
     avg_steps: float  # over every task
     avg_steps_success: float | None  # over the successful ones (None: none succeeded)
     tokens_per_trajectory: float
-    fallback_rate: float  # of all steps
+    fallback_rate: float  # of all decisions (a final stop included)
 
 
 def score(results: list[TaskResult]) -> Score:
     """SR, AS and cost of `results` (an empty list scores 0)."""
     steps = [r.steps for r in results]
     won = [r.steps for r in results if r.success]
-    total_steps = sum(steps)
+    decisions = sum(len(r.trajectory) for r in results)  # a final stop is a decision too
     return Score(
         n=len(results),
         sr=round(sum(r.success for r in results) / len(results), 4) if results else 0.0,
         avg_steps=round(statistics.fmean(steps), 2) if steps else 0.0,
         avg_steps_success=round(statistics.fmean(won), 2) if won else None,
         tokens_per_trajectory=round(statistics.fmean(r.tokens for r in results), 1) if results else 0.0,
-        fallback_rate=round(sum(r.fallbacks for r in results) / total_steps, 4) if total_steps else 0.0,
+        fallback_rate=round(sum(r.fallbacks for r in results) / decisions, 4) if decisions else 0.0,
     )
 
 
 def result_path(folder: str | Path, task_id: str) -> Path:
-    """Where a task's result lives in an evaluation folder (the id made file-safe)."""
-    return Path(folder) / "results" / (re.sub(r"[^A-Za-z0-9._-]+", "_", str(task_id)) + ".json")
+    """Where a task's result lives in an evaluation folder: the id made file-safe, with a short hash of the id
+    when that changed it (so `a:b` and `a/b` never share a file)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(task_id))
+    if safe != str(task_id):
+        safe += "-" + hashlib.sha256(str(task_id).encode()).hexdigest()[:8]
+    return Path(folder) / "results" / f"{safe}.json"
 
 
 def load_results(folder: str | Path, run: EvalRun) -> list[TaskResult]:

@@ -40,7 +40,8 @@ def to_dataset_dict(tasks: list[Task], blobs: dict[int, Blob], task_types: list[
 
 def write_data(dd: DatasetDict, out: Path) -> None:
     """hf/ (save_to_disk) and parquet/<split>.parquet (image bytes embedded)."""
-    dd.save_to_disk(str(out / "hf"))
+    empty = {split: 1 for split, ds in dd.items() if len(ds) == 0}  # else load_from_disk fails on a shardless split
+    dd.save_to_disk(str(out / "hf"), num_shards=empty or None)
     (out / "parquet").mkdir(parents=True, exist_ok=True)
     for split, ds in dd.items():
         ds.to_parquet(str(out / "parquet" / f"{split}.parquet"))

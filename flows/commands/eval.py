@@ -93,7 +93,7 @@ def _json(results, s) -> dict:
 
 async def _evaluate(args: argparse.Namespace, adapters: list[str | None], out: Path) -> dict:
     """Run the target with each adapter; returns `adapter name -> results`."""
-    from evals.harness import run_eval
+    from evals.harness import check_run, run_eval
     from evals.results import EvalRun
     from evals.targets import split_spec
 
@@ -102,21 +102,28 @@ async def _evaluate(args: argparse.Namespace, adapters: list[str | None], out: P
     by_adapter = {}
     with _episodes(args, kind, name, split) as every:
         episodes = _chosen(every, args)
-        for adapter in adapters:
-            policy, model_name = _policy(args, adapter)
-            label = _adapter_name(adapter)
-            folder = out / label if len(adapters) > 1 else out
-            run = EvalRun(
-                eval_id=folder.name,
-                suite=args.target,
-                policy=args.policy,
-                model=model_name,
-                adapter=adapter,
-                max_steps=args.max_steps,
-                seed=args.seed,
-                task_ids=[e.task_id for e in episodes],
+        runs = {}
+        for adapter in adapters:  # every folder is checked before any model loads
+            folder = out / _adapter_name(adapter) if len(adapters) > 1 else out
+            runs[adapter] = (
+                folder,
+                EvalRun(
+                    eval_id=folder.name,
+                    suite=args.target,
+                    policy=args.policy,
+                    model=None if args.policy == "random" else args.model,
+                    adapter=adapter,
+                    max_steps=args.max_steps,
+                    seed=args.seed,
+                    shots=args.shots,
+                    dataset=str(Path(args.dataset).resolve()) if args.dataset else None,
+                    task_ids=[e.task_id for e in episodes],
+                ),
             )
-            by_adapter[label] = await run_eval(episodes, policy, folder, run, browser)
+            check_run(*runs[adapter])
+        for adapter, (folder, run) in runs.items():
+            policy = _policy(args, adapter)
+            by_adapter[_adapter_name(adapter)] = await run_eval(episodes, policy, folder, run, browser)
     return by_adapter
 
 
@@ -134,19 +141,19 @@ def _episodes(args: argparse.Namespace, kind: str, name: str | None, split: str 
         return
     sites = site_configs(args.site)
     servers = None
-    if kind == "bundled":
-        from evals.suites import load_suite
-        from flows.demo import bundled_site_configs
-        from sites import serve_sites
-
-        if not sites:  # serve the bundled sites here, on free ports
-            servers = serve_sites(port=0, slow_seconds=5)
-            sites = {c.name: c for c in bundled_site_configs(servers.urls)}
-        suite = f"bundled:{name}" + (f":{split}" if split else "")
-        tasks = load_suite(suite, {n: s.start_url for n, s in sites.items()})
-    else:
-        tasks = file_tasks(name, sites)
     try:
+        if kind == "bundled":
+            from evals.suites import load_suite
+            from flows.demo import bundled_site_configs
+            from sites import serve_sites
+
+            if not sites:  # serve the bundled sites here, on free ports
+                servers = serve_sites(port=0, slow_seconds=5)
+                sites = {c.name: c for c in bundled_site_configs(servers.urls)}
+            suite = f"bundled:{name}" + (f":{split}" if split else "")
+            tasks = load_suite(suite, {n: s.start_url for n, s in sites.items()})
+        else:
+            tasks = file_tasks(name, sites)
         yield web_episodes(tasks, sites, similarity)
     finally:
         if servers is not None:
@@ -170,11 +177,11 @@ def _chosen(episodes: list, args: argparse.Namespace) -> list:
 
 
 def _policy(args: argparse.Namespace, adapter: str | None):
-    """The policy named by --policy, on the model (with `adapter`); returns (policy, model name)."""
+    """The policy named by --policy, on the model (with `adapter`)."""
     from evals.policies import make_policy
 
     if args.policy == "random":
-        return make_policy("random", None, None, seed=args.seed), None
+        return make_policy("random", None, None, seed=args.seed)
     from explorer.models import Embedder, load_model
     from flows.cli import model_config
 
@@ -186,7 +193,7 @@ def _policy(args: argparse.Namespace, adapter: str | None):
 
         shots = ShotRetriever.from_dataset(args.dataset, k=args.shots)
     similarity = Embedder().similarity if args.policy != "actor" else None
-    return make_policy(args.policy, load_model(config), similarity, shots, args.seed), config.model
+    return make_policy(args.policy, load_model(config), similarity, shots, args.seed)
 
 
 def _adapter_name(adapter: str | None) -> str:

@@ -55,19 +55,25 @@ def test_score_without_successes_or_results():
 
 
 @pytest.mark.parametrize(
-    ("task_id", "name"),
+    ("task_id", "stem"),
     [
-        ("shop-nav-01", "shop-nav-01.json"),
-        ("click-button:0", "click-button_0.json"),
-        ("a/b c", "a_b_c.json"),
-        ("../../etc/passwd", ".._.._etc_passwd.json"),
-        ("42", "42.json"),
+        ("shop-nav-01", "shop-nav-01"),
+        ("click-button:0", "click-button_0-"),
+        ("a/b c", "a_b_c-"),
+        ("../../etc/passwd", ".._.._etc_passwd-"),
+        ("42", "42"),
     ],
 )
-def test_result_path_is_file_safe(tmp_path, task_id, name):
+def test_result_path_is_file_safe(tmp_path, task_id, stem):
+    """A safe id is its own file name; an id made safe gets a short hash of itself, so ids never share a file."""
     path = result_path(tmp_path, task_id)
-    assert path == tmp_path / "results" / name
     assert path.parent == tmp_path / "results"  # never outside the results folder
+    assert path.name == f"{stem}.json" if not stem.endswith("-") else path.name.startswith(stem)
+    assert len(path.stem) == len(stem) + (8 if stem.endswith("-") else 0)
+
+
+def test_ids_made_safe_the_same_way_keep_their_own_files(tmp_path):
+    assert result_path(tmp_path, "a:b") != result_path(tmp_path, "a/b")
 
 
 def test_task_result_round_trip(tmp_path):
@@ -83,7 +89,7 @@ def test_task_result_round_trip(tmp_path):
         update={"action": Action(kind="type", mark=4, label='searchbox "Search"', text="boots", press_enter=True)}
     )
     path = original.save(result_path(tmp_path, original.task_id))
-    assert path == tmp_path / "results" / "click-button_3.json"
+    assert path.parent == tmp_path / "results" and path.name.startswith("click-button_3-")
     loaded = TaskResult.load(path)
     assert loaded == original
     assert loaded.brief() == {
