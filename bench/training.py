@@ -180,10 +180,10 @@ def print_seeds(split: str, results: list[dict]) -> None:
     print_table(headers, rows)
 
 
-def _spread(values: list[float]) -> str:
+def _spread(values: list[float], signed: bool = False) -> str:
     mean = statistics.fmean(values)
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{mean:.2f} ± {sd:.2f}"
+    return f"{mean:+.2f} ± {sd:.2f}" if signed else f"{mean:.2f} ± {sd:.2f}"
 
 
 def print_summary(split: str, results: list[dict]) -> None:
@@ -198,7 +198,7 @@ def print_summary(split: str, results: list[dict]) -> None:
             rows.append([col, "-", "-"])
             continue
         gains = [r[col] - r["floor"] for r in results if r[col] is not None]
-        rows.append([col, _spread(values), "" if col == "floor" else _spread(gains).replace("0.", "+0.", 1)])
+        rows.append([col, _spread(values), "" if col == "floor" else _spread(gains, signed=True)])
     print_table(["split: " + split, "held-out accuracy", "gain over the floor"], rows)
 
 
