@@ -1,11 +1,24 @@
 """Build tests/data/judge_labels.json, the labelled Judger set, from real SCALE runs.
 
     .venv/bin/python tests/data/build_judge_labels.py RUN_DIR... [--handwritten FILE] [--out FILE]
+    .venv/bin/python tests/data/build_judge_labels.py tests/data/judge_runs.json   # the kept runs, no run folders
+    .venv/bin/python tests/data/build_judge_labels.py tests/data/judge_runs.json --record-adapter ADAPTER_DIR...
+
+A RUN_DIR may also be a JSON file of runs kept by `explorer.audit.save_runs` (`judge_runs.json`, which every build
+rewrites beside its output).
 
 Per real transition of each run it writes:
 - `model-base` / `model-adapter`: the run's own Predictor answer, labelled by a person. Labels are read from
   `tests/data/judge_labels_manual.tsv` (case id, label, note); answers not labelled yet are listed in
   `judge_labels_review.tsv` beside the output and left out.
+- `model-adapter` also: a LoRA adapter's Predictor answers to the same real transitions, kept in
+  `tests/data/judge_adapter_answers.json` (case id `<run>:<record>:model-adapter:<adapter>`) and labelled by a
+  person in the same TSV. `--record-adapter` records them: each transition's page (`url_before`) is opened again
+  on a fresh copy of its site (the bundled sites on their run's ports, Django's admin logged in), the acted
+  element is found by its label, the action rebuilt (a typed or selected value read back from the transition,
+  else `explorer.candidates`' words), and the adapter answers as the live Predictor does
+  (`training.evaluate.predictor_predictions`, shown the engine's verification reasoning, no hint). Transitions
+  whose element is not on the fresh page are left out.
 - generated cases, labelled by how they are built (the rules in RULES): a paraphrase of the truth (right),
   a near miss (wrong: a sibling page, a parent path, a flipped direction, a control that did not change),
   a hedge (wrong), and adversarial answers (wrong: the site's name, someone else's outcome, "nothing changes").
@@ -21,6 +34,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import json
 import random
 import re
 import sys
@@ -28,12 +42,13 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from explorer.audit import Case, RunCases, load_run, save_runs, signature, site_title  # noqa: E402
+from explorer.audit import Case, RunCases, load_run, load_runs, save_runs, signature, site_title  # noqa: E402
 from explorer.labels import LabelledCase, LabelledSet, Source  # noqa: E402
 from explorer.pages import title_parts, url_path  # noqa: E402
 from explorer.roles.judger import true_kinds  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+ADAPTER_ANSWERS = HERE / "judge_adapter_answers.json"
 RULES = """A prediction is right when every concrete claim it makes is true of this transition, and what it says
 picks this outcome out from the site's other outcomes. In detail:
 1. Navigation. It must say that a new page loads exactly when the URL changes. A path it gives must equal the real
@@ -148,6 +163,21 @@ def generated(run: RunCases, case: Case, rng: random.Random) -> list[tuple[str, 
     return out
 
 
+def read_runs(path: Path) -> list[RunCases]:
+    """A run folder, or the runs kept in a JSON file by `save_runs`."""
+    return load_runs(path) if path.suffix == ".json" else [load_run(path)]
+
+
+def adapter_answers(path: Path) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(run, record) -> [(adapter, answer)] from the recorded adapter answers (empty when there are none)."""
+    if not path.exists():
+        return {}
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for row in json.loads(path.read_text())["answers"]:
+        out.setdefault((row["run"], row["record"]), []).append((row["adapter"], row["prediction"]))
+    return out
+
+
 def manual_labels(path: Path) -> dict[str, tuple[bool, str]]:
     """case id -> (label, note) from the labelling TSV."""
     if not path.exists():
@@ -173,9 +203,9 @@ def build(runs: list[Path], out: Path, per_transition: int, seed: int) -> None:
     """Write the labelled set (and the review list of unlabelled model answers)."""
     rng = random.Random(seed)
     labels = manual_labels(HERE / "judge_labels_manual.tsv")
+    answers = adapter_answers(ADAPTER_ANSWERS)
     sources, cases, review, kept = {}, [], [], []
-    for run_dir in runs:
-        run = load_run(run_dir)
+    for run in [r for path in runs for r in read_runs(path)]:
         site = run.site if not re.match(r"^[\d.:]+$", run.site) else run.run.split("-")[0]
         run.site = site
         kept.append(run)
@@ -192,6 +222,16 @@ def build(runs: list[Path], out: Path, per_transition: int, seed: int) -> None:
                 )
             elif case.prediction.strip():
                 review.append([cid, "", case.transition.description[:300], case.prediction[:300], case.label])
+            for adapter, answer in answers.get((run.run, case.record), []):
+                aid = f"{run.run}:{case.record}:model-adapter:{adapter}"
+                if aid in labels:
+                    label, note = labels[aid]
+                    adapted = LabelledCase(
+                        id=aid, category="model-adapter", prediction=answer, correct=label, note=note, **base
+                    )
+                    cases.append(adapted)
+                else:
+                    review.append([aid, "", case.transition.description[:300], answer[:300], case.label])
             made = generated(run, case, rng)
             for n, (category, text, label, note) in enumerate(rng.sample(made, min(per_transition, len(made)))):
                 cases.append(
@@ -302,6 +342,125 @@ def record_handwritten(path: Path) -> None:
     print(f"recorded {len(cases)} handwritten cases -> {HERE / 'handwritten_cases.json'}")
 
 
+def replayed_action(element, t, rng: random.Random):
+    """The run's action on `element`, rebuilt as `explorer.candidates.action_for` builds it, with the typed or
+    selected value read back from the transition (a search's query from the URL it opened) where it shows."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from explorer.candidates import action_for
+    from explorer.records import Action
+
+    action = action_for(element, rng)
+    value = next((c.after for c in t.changed if c.name == element.name and c.field == "value" and c.after), None)
+    query = [v for _, v in parse_qsl(urlsplit(t.url_after).query) if v] if t.url_changed else []
+    if action.kind == "type" and (value or query):
+        return action.model_copy(update={"text": value or query[0]})
+    if action.kind == "select" and value in element.options:
+        return Action.on(element, "select", option=value)
+    return action
+
+
+def record_adapter(adapters: list[Path], runs: list[Path], threads: int) -> None:
+    """Record each adapter's Predictor answers to the runs' real transitions (see the module doc) in
+    judge_adapter_answers.json; the transitions are observed once, then every adapter answers them all."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from explorer import BrowserConfig, Chromium, SiteConfig
+    from explorer.models import ModelConfig, load_model
+    from explorer.records import Action
+    from sites import serve_sites
+    from tests.thirdparty import django_admin_site, serve_django_admin
+    from training.evaluate import predictor_predictions
+    from training.samples import CRAWL_REASONING, Sample
+
+    kept = [r for path in runs for r in read_runs(path)]
+
+    def served(serve, port: int):
+        try:
+            return serve(port)
+        except (OSError, RuntimeError):  # the run's port is taken: any free one
+            return serve(0)
+
+    async def observe_all() -> tuple[list[Sample], list[dict]]:
+        bundled = served(lambda port: serve_sites(port=port, slow_seconds=5), 8700)
+        admin = served(serve_django_admin, 8800)
+        try:
+            sites = {n: SiteConfig(name=n, start_url=u, reset_url=u + "__reset") for n, u in bundled.urls.items()}
+            sites["django-admin"] = django_admin_site(admin.url)
+            samples, rows = [], []
+            async with await Chromium.launch(BrowserConfig(), [s.start_url for s in sites.values()]) as chromium:
+                for run in kept:
+                    site = sites[run.site]
+                    session = await chromium.new_session(site)
+                    await session.reset()  # logs in where the site has login steps
+                    parts = urlsplit(site.start_url)
+                    origin = f"{parts.scheme}://{parts.netloc}"
+                    for case in run.cases:
+                        t, rng = case.transition, random.Random(f"{run.run}:{case.record}")
+                        before = urlsplit(t.url_before)
+                        path = before.path + (f"?{before.query}" if before.query else "")
+                        path += f"#{before.fragment}" if before.fragment else ""
+                        await session.act(Action(kind="goto", url=origin + path))
+                        obs = await session.observe()
+                        element = next((e for e in obs.elements if Action.on(e).label == case.label), None)
+                        if element is None:
+                            print(f"  {run.run}:{case.record}: no {case.label} on {path}, left out")
+                            continue
+                        action = replayed_action(element, t, rng)
+                        samples.append(
+                            Sample(
+                                run=run.run,
+                                record_id=case.record,
+                                kind="crawl",
+                                node="",
+                                observation=obs,
+                                action=action,
+                                selector_reasoning=CRAWL_REASONING,
+                                transition=t,
+                                outcome_reasoning="",
+                                site=site,
+                            )
+                        )
+                        rows.append(
+                            {
+                                "run": run.run,
+                                "record": case.record,
+                                "action": action.describe(),
+                                "title_seen": obs.title,
+                                "same_title": obs.title == t.title_before,
+                            }
+                        )
+                    await session.close()
+            return samples, rows
+        finally:
+            bundled.stop()
+            admin.stop()
+
+    samples, rows = asyncio.run(observe_all())
+    print(f"observed {len(samples)} of {sum(len(r.cases) for r in kept)} transitions")
+    model = load_model(ModelConfig(threads=threads))
+    answers = []
+    for folder in adapters:
+        name = model.load_adapter(folder, name=folder.name, activate=False)
+        predictions = predictor_predictions(model, samples, name)
+        for row, prediction in zip(rows, predictions, strict=True):
+            answers.append(
+                {"adapter": name}
+                | row
+                | {"prediction": prediction.change, "raw": prediction.raw, "fallback": prediction.fallback}
+            )
+        print(f"  {name}: {len(predictions)} answers, {sum(p.fallback for p in predictions)} fallbacks")
+    doc = {
+        "about": "Predictor answers of LoRA adapters (bench/training.py) to the real transitions of judge_runs.json, "
+        "recorded by `build_judge_labels.py --record-adapter` (see its module doc)",
+        "adapters": {folder.name: str(folder) for folder in adapters},
+        "answers": answers,
+    }
+    ADAPTER_ANSWERS.write_text(json.dumps(doc, ensure_ascii=False, indent=0) + "\n")
+    print(f"recorded {len(answers)} adapter answers -> {ADAPTER_ANSWERS}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path)
@@ -309,9 +468,15 @@ def main() -> None:
     p.add_argument("--per-transition", type=int, default=3, help="generated cases kept per transition")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--record-handwritten", type=Path, metavar="YAML", help="record these cases' transitions first")
+    p.add_argument(
+        "--record-adapter", type=Path, nargs="+", metavar="ADAPTER_DIR", help="record these adapters' answers first"
+    )
+    p.add_argument("--threads", type=int, default=1, help="CPU threads of the model (--record-adapter)")
     args = p.parse_args()
     if args.record_handwritten:
         record_handwritten(args.record_handwritten)
+    if args.record_adapter:
+        record_adapter(args.record_adapter, args.runs, args.threads)
     build(args.runs, args.out, args.per_transition, args.seed)
 
 
