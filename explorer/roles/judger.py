@@ -43,7 +43,7 @@ LAYER_WORDS = content_words("dialog modal popup pop-up form menu dropdown drop-d
 LAYER_KINDS = {"appears": "added", "disappears": "removed"}
 LAYER_SIZE = 3  # controls that appear or go together: a layer, not one control
 REPLACED = 3  # at most this many controls replaced by as many others count as a change in place
-_PATH_SAID = re.compile(r"\b(?:at|to)\s+(/[\w\-./?=&%+~]*[\w/])")  # a path claimed in free text: `opens at /x`
+_PATH_SAID = re.compile(r"(?:\b(?:at|to)\s+|->\s*)(/[\w\-./?=&%+~]*[\w/])")  # a path in free text: `opens at /x`
 STATE_WORDS = content_words("checked unchecked selected deselected ticked unticked cleared enabled disabled pressed")
 _CORRECT = re.compile(r"CORRECT\s*[:=]\s*(yes|no)", re.IGNORECASE)
 _HOME = re.compile(r"\b(home|front|start|main|landing|index)\s*-?\s*page\b|\bhomepage\b|\bhome\b", re.IGNORECASE)
@@ -98,10 +98,36 @@ def _judge_page(
         return False, 0.0, "names several pages, or hedges"
     expected = p.expected_url or next(iter(_PATH_SAID.findall(p.change)), None)
     if expected and expected.strip():
-        if path_segments(expected) == path_segments(t.url_after):
+        if path_segments(expected) != path_segments(t.url_after):
+            return False, 0.0, f"predicted path {url_path(expected)!r}, but it is {url_path(t.url_after)!r}"
+        if not (p.expected_title or "").strip():
             return True, 1.0, "predicted the page's path"
-        return False, 0.0, f"predicted path {url_path(expected)!r}, but it is {url_path(t.url_after)!r}"
-    guess = p.expected_title or p.change
+        named, score, why = _judge_name(p.expected_title, t, pages, similarity, recall, threshold, path_known=True)
+        if not named:  # every claim must hold: a right path does not excuse a wrong name
+            return False, score, f"predicted the page's path, but its name is wrong: {why}"
+        return True, 1.0, "predicted the page's path and name"
+    return _judge_name(p.expected_title or p.change, t, pages, similarity, recall, threshold)
+
+
+def _judge_name(
+    guess: str,
+    t: Transition,
+    pages: SitePages,
+    similarity: Similarity,
+    recall: float,
+    threshold: float,
+    path_known: bool = False,
+) -> tuple[bool, float, str]:
+    """A predicted page name must pick out the real page among the pages the run has seen. With the right path
+    already predicted (`path_known`), the name need only be true of the page: a title the page shares with its
+    siblings (`Browse ads` for every filtered listing) passes, one that fits another page better does not."""
+
+    def beaten(rival, own) -> bool:  # fits (tuples: best part, then all words) or similarities (floats)
+        if not path_known:
+            return rival >= own
+        return (rival[0] if isinstance(rival, tuple) else rival) > (own[0] if isinstance(own, tuple) else own)
+
+    heading = (t.headings_after or [""])[0]
     truth = pages.identity(t.title_after, heading)
     said = pages.distinct(guess)
     if names_home(guess, t):
@@ -118,7 +144,7 @@ def _judge_page(
         weight = pages.rarity()
         fit = _fit(said, truth, weight)
         rival = max(others, key=lambda i: _fit(said, i, weight), default=None)
-        if rival is not None and _fit(said, rival, weight) >= fit:
+        if rival is not None and beaten(_fit(said, rival, weight), fit):
             return False, score, f"fits {rival.label!r} as well as the real {truth.label!r}"
         return True, score, f"names the page: {truth.label!r}"
     # no word in common: embedding similarity against every known page, the real one must lead
@@ -127,7 +153,7 @@ def _judge_page(
     if sim < threshold:
         return False, sim, f"title similarity {sim:.2f} against {truth.label!r}"
     rivals = [similarity(text, _text(i)) for i in others if not i.empty]
-    if rivals and max(rivals) >= sim:
+    if rivals and beaten(max(rivals), sim):
         return False, sim, f"title similarity {sim:.2f}, but another page fits as well"
     return True, sim, f"title similarity {sim:.2f} against {truth.label!r}"
 
