@@ -3,18 +3,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evals.evaluators import Similarity
 from evals.harness import MiniWoBTask, WebEpisode
 from evals.miniwob import TASK_TYPES, MiniWoBServer
-from evals.tasks import Task, load_tasks
+from evals.tasks import HTTP_URL, Task, load_tasks
 from explorer.config import SiteConfig, load_site_config
 from explorer.errors import ConfigError
-
-_HTTP = re.compile(r"^https?://")
 
 
 def site_configs(args: Sequence[str]) -> dict[str, SiteConfig]:
@@ -27,7 +24,7 @@ def site_configs(args: Sequence[str]) -> dict[str, SiteConfig]:
             raise ConfigError(f"--site {arg!r}: use NAME=URL or NAME=site-config.toml, e.g. --site shop=http://host/")
         if name in sites:
             raise ConfigError(f"--site {name} is given twice: give each site once")
-        if _HTTP.match(value):
+        if HTTP_URL.match(value):
             sites[name] = SiteConfig.from_url(value, name=name)
         elif Path(value).is_file():
             sites[name] = load_site_config(value).model_copy(update={"name": name})

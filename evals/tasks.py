@@ -22,7 +22,7 @@ from explorer.errors import ConfigError
 EVAL_TYPES = ("url_match", "string_match", "program_html")
 URL_NOTE = "GOLD in PRED"  # the only url_note WebArena's URL evaluator knows
 PLACEHOLDER = re.compile(r"__([A-Z][A-Z0-9_]*?)__")
-_HTTP = re.compile(r"^https?://")
+HTTP_URL = re.compile(r"^https?://")  # what a site URL or a program_html target must start with
 
 
 class _Open(BaseModel):
@@ -129,7 +129,7 @@ class Task(_Open):
 
         checks = [c.model_copy(update={"url": fill(c.url)}) for c in self.eval.program_html]
         for check in checks:
-            if check.url != "last" and not _HTTP.match(check.url):
+            if check.url != "last" and not HTTP_URL.match(check.url):
                 raise ConfigError(f"{where}: program_html url {check.url!r}: use 'last' or an http(s) URL")
         reference = fill(self.eval.reference_url) if self.eval.reference_url else self.eval.reference_url
         evaluation = self.eval.model_copy(update={"reference_url": reference, "program_html": checks})
@@ -154,7 +154,7 @@ def parse_site_args(args: Sequence[str]) -> dict[str, str]:
     for arg in args:
         name, sep, url = arg.partition("=")
         name, url = name.strip().lower(), url.strip()
-        if not sep or not name or not _HTTP.match(url):
+        if not sep or not name or not HTTP_URL.match(url):
             raise ConfigError(f"--site {arg!r}: use NAME=URL, e.g. --site shop=http://127.0.0.1:8700")
         if sites.get(name, url) != url:
             raise ConfigError(f"--site {name} is given twice ({sites[name]} and {url}): give each site once")

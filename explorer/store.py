@@ -124,6 +124,7 @@ class RunStore:
         self.dir = Path(run_dir)
         self.path = self.dir / "run.sqlite"
         self.blobs = self.dir / "blobs"
+        self._blobs = Blobs(self.blobs)
         self._conn = self._open()
 
     @classmethod
@@ -173,15 +174,15 @@ class RunStore:
     # ---- writing ---------------------------------------------------------------------------------------------
     def put_blob(self, data: bytes, suffix: str = ".png") -> str:
         """Store bytes under their sha256 (atomic; idempotent); returns the hash."""
-        return Blobs(self.blobs).put(data, suffix)
+        return self._blobs.put(data, suffix)
 
     def blob_path(self, digest: str, suffix: str = ".png") -> Path:
         """Where the blob with this hash lives."""
-        return Blobs(self.blobs).path(digest, suffix)
+        return self._blobs.path(digest, suffix)
 
     def blob(self, digest: str, suffix: str = ".png") -> bytes:
         """The bytes of a stored blob."""
-        return Blobs(self.blobs).get(digest, suffix)
+        return self._blobs.get(digest, suffix)
 
     def put_observation(self, obs: Observation) -> str:
         """Store an observation (its screenshots as PNG blobs, the rest as a JSON blob); returns the JSON's hash."""
@@ -242,7 +243,9 @@ class RunStore:
     @staticmethod
     def site_of(run_dir: str | Path) -> SiteConfig:
         """The site of the run at `run_dir` (opens and closes its store)."""
-        store, _ = resume(run_dir)
+        if not (Path(run_dir) / "run.sqlite").exists():
+            raise StoreError(f"{run_dir} holds no run (no run.sqlite): check the run folder")
+        store = RunStore(run_dir)  # the meta only: no graph to rebuild
         try:
             return store.site()
         finally:

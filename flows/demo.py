@@ -111,7 +111,9 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
         stage(f"2/4 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
         again = attempt("explore again", lambda: asyncio.run(_explore_again(sites, out, adapter))) or []
         stage("3/4 build the dataset of every run")
-        runs = [str(p.parent) for p in sorted(out.glob("*/**/run.sqlite"))]
+        # the demo's own run folders (those of a failed stage too), not any run.sqlite below `out`
+        found = [*root.glob("explore/round-*/*/run.sqlite"), *(out / "explore-again").glob("*/run.sqlite")]
+        runs = [str(p.parent) for p in sorted(found)]
         stats = attempt("dataset", build_dataset, runs, None, str(out / "dataset"), DATASET_LIMIT) if runs else None
         stage("4/4 write the report")
         page = attempt("report", report, str(out))

@@ -76,9 +76,16 @@ def _shown(path: Path | str | None, root: Path) -> str | None:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def new_state(sites, improve_dir, explore, train, heldout_share, start_adapter=None) -> ImproveState:
+def new_state(
+    sites: Sequence[SiteConfig],
+    improve_dir: str | Path,
+    explore: ExploreConfig,
+    train: TrainConfig,
+    heldout_share: float,
+    start_adapter: str | Path | None = None,
+) -> ImproveState:
     """The state of an improve run with no rounds yet (checks the inputs; creates the folder); the arguments are
-    `open_state`'s."""
+    those of `open_state`, which opens a run's state whether or not it exists yet."""
     names = [s.name for s in sites]
     if len(set(names)) != len(names):
         raise ConfigError(f"site names must differ (they name the run folders): {names}")

@@ -6,12 +6,15 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from explorer.config import BrowserConfig, ExploreConfig, load_site_config
 from explorer.errors import ConfigError
 from flows.options import add_config_options, config_from_args
-from training.evaluate import EvalReport
-from training.state import ImproveState, new_improve_id
+
+if TYPE_CHECKING:  # training loads numpy, peft and the evaluation: not on every `scalehop` start
+    from training.evaluate import EvalReport
+    from training.state import ImproveState
 
 ROUND_STEPS = 40  # browser actions per site and round (ExploreConfig has no step budget; a round needs one)
 # ExploreConfig field -> the `improve` verb's flag
@@ -59,6 +62,8 @@ def cmd_improve(args: argparse.Namespace) -> int:
     )
     if args.adapter and not (Path(args.adapter) / "adapter_config.json").is_file():
         raise ConfigError(f"--adapter {args.adapter}: not a peft adapter folder (no adapter_config.json)")
+    from training.state import new_improve_id
+
     improve_id = args.run_id or new_improve_id()
     state = asyncio.run(
         run_improvement(
