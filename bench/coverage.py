@@ -1,8 +1,10 @@
-"""Coverage at an equal step budget: SCALE-Hop (embedded model) vs random walk vs BFS vs novelty-greedy, on each
-bundled site. Every browser action counts as a step, returns and backtracks included. Prints distinct states
-(raw and alias-merged), same-URL states, URLs and elements tried, with ratios to the random walk.
+"""Coverage at an equal step budget: SCALE-Hop (embedded model) vs random walk vs BFS (`bfs`: the URL-frontier crawl;
+`bfs-click`: click-and-return) vs novelty-greedy, on each bundled site. Every browser action counts as a step, gotos,
+returns and backtracks included. Prints distinct states (raw and alias-merged), same-URL states, URLs and elements
+tried, with ratios to the random walk.
 
-Usage: bench/coverage.py [STEPS] (default 60 per strategy and site).
+Usage: bench/coverage.py [STEPS] [STRATEGIES] (default 60 steps per strategy and site, and every strategy; e.g.
+`bench/coverage.py 40 random,bfs,bfs-click,greedy` for the baselines alone: no model).
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from explorer.config import ExploreConfig  # noqa: E402
 from explorer.run import run_exploration  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
-STRATEGIES = ("random", "bfs", "greedy", "scale")
+STRATEGIES = ("random", "bfs", "bfs-click", "greedy", "scale")
 METRICS = ("states", "states_merged", "same_url_states", "urls", "elements_tried")
 
 
-async def main(steps: int) -> None:
+async def main(steps: int, strategies: tuple[str, ...] = STRATEGIES) -> None:
     servers = serve_sites(port=0, slow_seconds=3)
     rows = []
     try:
@@ -34,15 +36,15 @@ async def main(steps: int) -> None:
             for name, url in servers.urls.items():
                 site = SiteConfig(name=name, start_url=url, reset_url=url + "__reset", timeouts={"navigation_ms": 5000})
                 results = {}
-                for strategy in STRATEGIES:
+                for strategy in strategies:
                     cfg = ExploreConfig(strategy=strategy, max_steps=steps, seed=0)
                     results[strategy] = await run_exploration(
                         site, cfg, BrowserConfig(), runs_dir=runs, run_id=f"{name}-{strategy}"
                     )
-                for strategy in STRATEGIES:
-                    r, base = results[strategy], results["random"]
+                for strategy in strategies:
+                    r, base = results[strategy], results.get("random")
                     ratios = [
-                        f"{getattr(r, m) / getattr(base, m):.2f}x" if getattr(base, m) else "-"
+                        f"{getattr(r, m) / getattr(base, m):.2f}x" if base and getattr(base, m) else "-"
                         for m in ("states", "states_merged")
                     ]
                     metrics = [getattr(r, m) for m in METRICS]
@@ -54,4 +56,5 @@ async def main(steps: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 60))
+    chosen = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else STRATEGIES
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 60, chosen))

@@ -1,11 +1,12 @@
 """Self-improvement on the bundled sites: does one LoRA round on failure samples raise the Predictor's held-out
 accuracy above the floor, the base model and the few-shot base model, and what does a round cost here?
 
-Data (cached under --cache, reused by later runs): real transitions of each site in --sites from a BFS crawl and
-a random walk (cheap: no model calls while crawling). The base model predicts every transition once, decoded as
-the live Predictor decodes (it picks the outcome kind, then writes the rest; training.evaluate), batched and
-cached; the transitions it gets wrong are the failure samples, exactly the j=0 set a SCALE run would keep. The
-fixed rule Judger (rule-v2) compares a predicted page with every page its run has seen.
+Data (cached under --cache, reused by later runs): real transitions of each site in --sites from a click-and-return
+BFS (`bfs-click`: every link is a clicked element action) and a random walk (cheap: no model calls while crawling).
+The base model predicts every transition once, decoded as the live Predictor decodes (it picks the outcome kind, then
+writes the rest; training.evaluate), batched and cached; the transitions it gets wrong are the failure samples,
+exactly the j=0 set a SCALE run would keep. The fixed rule Judger (rule-v2) compares a predicted page with every page
+its run has seen.
 
 Two splits, each per seed (the seed picks the held-out pages, shuffles the training failures and seeds training):
 - page split (within site): whole pages of every site are held out (training.split_by_page; up to --max-heldout
@@ -57,7 +58,7 @@ from training import (  # noqa: E402
 from training.sft import sft_examples  # noqa: E402
 from training.train import train_adapter  # noqa: E402
 
-CRAWLS = {"bfs": 200, "random": 250}  # strategy -> browser actions per site
+CRAWLS = {"bfs-click": 200, "random": 250}  # strategy -> browser actions per site (element actions: bfs-click)
 ANSWERS = "base_answers-live.json"  # the base model's answers, decoded as the live Predictor decodes
 PAGE_SPLIT = "page split (within site)"
 
@@ -206,7 +207,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="0", help="page splits and training seeds, e.g. 0,1,2")
     p.add_argument("--sites", default="shop,forum", help="bundled sites to crawl (two or more: leave-one-site-out)")
-    p.add_argument("--crawl", default="bfs:200,random:250", help="strategy:actions per site")
+    p.add_argument("--crawl", default="bfs-click:200,random:250", help="strategy:actions per site")
     p.add_argument("--heldout-share", type=float, default=0.3)
     p.add_argument("--max-train", type=int, default=40, help="failure samples trained on, at most")
     p.add_argument("--max-heldout", type=int, default=40, help="held-out transitions evaluated, at most")

@@ -1,6 +1,7 @@
 """Baseline strategies in the same engine (same tracker, dedup, store and budgets), for side-by-side numbers:
-a uniform random walk, a BFS crawler over links and buttons, and a novelty-greedy walk (untried elements
-first, rarest kind first, as in OS-Genesis's weighted walk). None of them needs a model."""
+a uniform random walk, a click-and-return breadth-first walk over links and buttons (`bfs-click`), and a
+novelty-greedy walk (untried elements first, rarest kind first, as in OS-Genesis's weighted walk). The URL-frontier
+crawl (`bfs`) is explorer/crawl.py. None of them needs a model."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ import random
 from collections import Counter, deque
 
 from explorer.browser import BrowserSession
-from explorer.candidates import action_for, usable_elements
+from explorer.candidates import CLICKABLE, action_for, usable_elements
 from explorer.config import SiteConfig
 from explorer.novelty import rank_candidates, signature
 from explorer.records import Action, Observation
 from explorer.returning import return_to
-
-CLICKABLE = ("link", "button", "tab", "menuitem", "checkbox", "radio", "switch", "option")
 
 
 def random_step(obs: Observation, site: SiteConfig, rng: random.Random) -> Action:
@@ -34,7 +33,7 @@ async def random_worker(site: SiteConfig, tracker, budget, session: BrowserSessi
         step = await tracker.act(session, action, step.observation, step.node_id, kind=kind)
 
 
-async def bfs_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:
+async def bfs_click_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:
     """Breadth-first over (state, clickable element) pairs: return to the state, click, enqueue new states."""
     step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
     queue: deque[tuple[str, str]] = deque()

@@ -9,6 +9,7 @@ from explorer.config import SiteConfig
 from explorer.records import Action, Element, Observation
 from explorer.safety import forbidden_reason, in_scope
 
+CLICKABLE = ("link", "button", "tab", "menuitem", "checkbox", "radio", "switch", "option")  # roles a click works
 _WORDS = ["shoes", "lamp", "red", "camera", "bike", "hello", "garden", "2", "music", "blue"]
 
 

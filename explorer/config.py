@@ -157,7 +157,9 @@ class BrowserConfig(_Strict):
 class ExploreConfig(_Strict):
     """One exploration run: strategy, SCALE-Hop settings and budgets (any budget reached stops it cleanly)."""
 
-    strategy: Literal["scale", "random", "bfs", "greedy"] = Field("scale", description="exploration strategy")
+    strategy: Literal["scale", "random", "bfs", "bfs-click", "greedy"] = Field(
+        "scale", description="exploration strategy (bfs: URL-frontier crawl; bfs-click: click-and-return)"
+    )
     hops: int = Field(60, gt=0, description="outer-loop hops (SCALE-Hop): visits of frontier nodes")
     steps_per_hop: int = Field(25, gt=0, description="K: inner-loop steps at one node")
     max_steps: int | None = Field(

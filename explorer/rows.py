@@ -17,7 +17,8 @@ from explorer.records import Action, ActionOutcome, EventKind, ExploreRecord
 
 StepKind = Literal["start", "select", "verify", "return", "goto"]
 """start: a worker's first page; select: an action the strategy picked (the Selector, or a baseline's walk);
-verify: one of SCALE-Hop's verification actions; return: return-to-node; goto: a baseline's jump to the start."""
+verify: one of SCALE-Hop's verification actions; return: return-to-node (or the crawl's reload of a page after a
+click); goto: a baseline's jump by URL (the random walk's back to the start, the crawl's next frontier page)."""
 RecordKind = Literal["failure", "understood"]
 """failure: a wrong prediction (j=0), a failure sample; understood: a right one (j=1)."""
 RECORD_KINDS: tuple[RecordKind, ...] = ("failure", "understood")

@@ -9,10 +9,11 @@ import time
 import uuid
 from pathlib import Path
 
-from explorer.baselines import bfs_worker, greedy_worker, random_worker
+from explorer.baselines import bfs_click_worker, greedy_worker, random_worker
 from explorer.browser import Chromium
 from explorer.budget import Budget
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
+from explorer.crawl import bfs_worker
 from explorer.loop import Engine, run_worker
 from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
@@ -20,6 +21,8 @@ from explorer.models import ModelConfig
 from explorer.store import RunStore, resume
 from explorer.summary import RunSummary
 from explorer.tracker import StateTracker
+
+BASELINES = {"random": random_worker, "bfs": bfs_worker, "bfs-click": bfs_click_worker, "greedy": greedy_worker}
 
 
 def new_run_id(strategy: str) -> str:
@@ -88,7 +91,7 @@ async def run_exploration(
                 engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory)
                 workers = [run_worker(engine, s) for s in sessions]
             else:
-                worker = {"random": random_worker, "bfs": bfs_worker, "greedy": greedy_worker}[cfg.strategy]
+                worker = BASELINES[cfg.strategy]
                 workers = [worker(site, tracker, budget, s, rng) for s in sessions]
             progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
             try:

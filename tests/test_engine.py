@@ -149,7 +149,7 @@ def test_transition_memory_folds_numbers_and_rebuilds_from_records():
     assert rebuilt.hint(other) == hint and len(rebuilt) == 1
 
 
-@pytest.mark.parametrize("strategy", ["random", "bfs", "greedy"])
+@pytest.mark.parametrize("strategy", ["random", "bfs", "bfs-click", "greedy"])
 async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
     cfg = ExploreConfig(strategy=strategy, max_steps=12, seed=0)
     summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id=strategy)

@@ -1,0 +1,125 @@
+"""The `bfs` strategy (explorer/crawl.py), a URL-frontier crawl in real Chromium: it finds about one new page per
+`goto` and at least as many states as click-and-return BFS at the same budget, keeps to the allowed origins and the
+site's policy, and stops when the frontier is empty."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
+from explorer.run import run_exploration
+from explorer.safety import in_scope
+from explorer.store import resume
+
+# A five-page site: a page only a button leads to (a form's GET), a page linked only from there, an in-page anchor,
+# a button that covers the page with a layer (a new state on the same URL that hides the other buttons), a button
+# that does nothing, a "Log out" link (the default policy forbids it) and a link to another origin.
+TINY = {
+    "index.html": """<title>Tiny</title><h1>Tiny home</h1>
+<a href="/a.html">Page A</a> <a href="/b.html#top">Page B</a> <a href="/logout.html">Log out</a>
+<a href="https://elsewhere.example/">Elsewhere</a>
+<button onclick="document.getElementById('layer').hidden = false">Show details</button>
+<form action="/d.html"><button>Go to D</button></form> <button>Nothing</button>
+<div id="layer" hidden style="position: fixed; inset: 0; background: #e07000">Details</div>""",
+    "a.html": """<title>A</title><h1 id="sec">Page A</h1><a href="/">Home</a> <a href="/b.html">Page B</a>
+<a href="#sec">Section</a>""",
+    "b.html": """<title>B</title><h1>Page B</h1><a href="/">Home</a> <a href="/b.html">This page</a>""",
+    "c.html": """<title>C</title><h1>Page C</h1><a href="/">Home</a>""",
+    "d.html": """<title>D</title><h1>Page D</h1><a href="/c.html">Page C</a>""",
+    "logout.html": """<title>Bye</title><h1>Logged out</h1>""",
+}
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def tiny_site(tmp_path_factory) -> str:
+    """The four-page site served on an ephemeral port; its base URL."""
+    root = tmp_path_factory.mktemp("tiny")
+    for name, html in TINY.items():
+        (root / name).write_text(f"<!doctype html><html><body>{html}</body></html>")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
+async def _run(site: SiteConfig, strategy: str, steps: int, runs: Path):
+    """(summary, steps, graph, events) of a fresh run."""
+    cfg = ExploreConfig(strategy=strategy, max_steps=steps, seed=0)
+    summary = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id=strategy)
+    store, graph = resume(runs / strategy)
+    try:
+        return summary, store.steps(), graph, store.events()
+    finally:
+        store.close()
+
+
+def _new_per_goto(rows, graph) -> tuple[int, int]:
+    """(goto steps, goto steps that reached a state first seen there)."""
+    gotos = [r for r in rows if r.kind == "goto"]
+    return len(gotos), sum(graph.node(r.node_to).created_step == r.step for r in gotos)
+
+
+async def test_bfs_loads_each_page_once_clicks_buttons_and_stops_when_the_frontier_is_empty(tiny_site, tmp_path):
+    site = SiteConfig(name="tiny", start_url=tiny_site, timeouts={"navigation_ms": 4000, "action_ms": 3000})
+    summary, rows, graph, events = await _run(site, "bfs", 40, tmp_path)
+    assert summary.stopped_by == "frontier empty" and summary.steps < 40
+    gotos = [r for r in rows if r.kind == "goto"]
+    # FIFO, each page once, without fragments; /c.html is linked only from /d.html, which a button reached
+    assert [urlsplit(r.action.url).path for r in gotos] == ["/a.html", "/b.html", "/c.html"]
+    assert all("#" not in r.action.url for r in gotos)
+    assert _new_per_goto(rows, graph) == (3, 3) and all(r.node_from for r in gotos)  # recorded transitions
+    assert {urlsplit(n.url).path for n in graph.nodes()} == {"/", "/a.html", "/b.html", "/c.html", "/d.html"}
+    assert summary.states == 6  # five pages and the home page under its layer
+    home = [(r.kind, r.action.label or urlsplit(r.action.url).path) for r in rows if r.step <= 5]
+    assert home == [
+        ("start", "/"),
+        ("select", 'button "Show details"'),
+        ("return", "/"),  # the layer hides the next button: back to the page by URL
+        ("select", 'button "Go to D"'),
+        ("return", "/"),  # the click left the page
+        ("select", 'button "Nothing"'),
+    ]
+    assert [r.action.label for r in rows if r.step > 5 and r.kind == "select"] == ['link "Section"']  # an anchor
+    # never tried: the policy's "Log out" and the other origin (the browser would have refused and recorded both)
+    assert not any("logout" in (r.action.url or "") + r.outcome["url_after"] for r in rows)
+    assert not any(e.kind in ("refused", "blocked_request") for e in events)
+    assert all(in_scope(r.outcome["url_after"], site.allowed_origins) for r in rows)
+
+
+async def test_bfs_finds_a_new_page_per_goto_and_at_least_as_much_as_click_and_return(site_config, tmp_path):
+    site = site_config("shop")
+    crawl, rows, graph, _ = await _run(site, "bfs", 20, tmp_path)
+    clicks, *_ = await _run(site, "bfs-click", 20, tmp_path)
+    assert crawl.stopped_by == clicks.stopped_by == "steps"
+    assert crawl.states >= clicks.states, (crawl.states, clicks.states)
+    gotos, new = _new_per_goto(rows, graph)
+    assert gotos >= 4 and new >= 0.8 * gotos, (gotos, new)
+    assert {r.kind for r in rows} <= {"start", "select", "return", "goto"}
+    assert all(in_scope(r.action.url, site.allowed_origins) for r in rows if r.action.kind == "goto")
+
+
+async def test_bfs_keeps_to_the_policy_when_a_menu_shows_log_out(site_config, tmp_path):
+    """The forum's user menu holds a "Log out" link: the crawl opens the menu, never loads /logout, and the demo
+    user stays logged in."""
+    site = site_config("forum")
+    _, rows, graph, _ = await _run(site, "bfs", 10, tmp_path)
+    with_menu = resume(tmp_path / "bfs")[0]
+    try:
+        shown = [with_menu.observation(n.observation) for n in graph.nodes()]
+    finally:
+        with_menu.close()
+    assert any(e.name == "Log out" for obs in shown for e in obs.elements), "the menu was never opened"
+    loaded = [r.action.url for r in rows if r.action.url] + [r.outcome["url_after"] for r in rows]
+    assert not any(urlsplit(url).path == "/logout" for url in loaded)
+    assert any("guest_demo" in e.name for e in shown[-1].elements)  # still logged in at the last new state
