@@ -311,6 +311,188 @@ def test_openai_backend_speaks_to_serve_model(model, adapter_dir):
         assert httpx.get(base_url.removesuffix("/v1") + "/health").json()["status"] == "ok"
 
 
+# -- hot-loading adapters: vLLM's runtime LoRA API on serve-model, used by the openai backend ------------------------
+
+
+@pytest.fixture(scope="module")
+def expected(model, adapter_dir) -> dict[str, str]:
+    """What the local model answers to PROMPT, without and with the adapter: what a served copy must answer."""
+    model.load_adapter(adapter_dir, "round-1", activate=False)
+    lora = model.generate(PROMPT, max_tokens=TOKENS, adapter="round-1").text
+    return {"base": model.generate(PROMPT, max_tokens=TOKENS, use_adapter=False).text, "lora": lora}
+
+
+def post(base_url: str, route: str, body: dict):
+    """POST JSON to a route of the server at base_url (…/v1)."""
+    import httpx
+
+    return httpx.post(f"{base_url}/{route}", json=body, timeout=120)
+
+
+def served(base_url: str) -> dict[str, dict]:
+    """The server's /v1/models cards by id."""
+    import httpx
+
+    return {card["id"]: card for card in httpx.get(f"{base_url}/models").json()["data"]}
+
+
+def bare_server() -> uvicorn.Server:
+    """serve-model with no adapter at start, on a free port."""
+    server = build_server(ModelConfig(dtype="float32"), host="127.0.0.1", port=0)
+    server.config.log_level = "warning"
+    return server
+
+
+def test_openai_client_hot_loads_an_adapter_folder_into_serve_model(adapter_dir, expected):
+    with running(bare_server()) as base_url:
+        assert list(served(base_url)) == ["smollm2-135m"]
+        config = ModelConfig(backend="openai", base_url=base_url, adapter=str(adapter_dir), timeout_s=120)
+        client = OpenAIModel(config)
+        name = client.adapter_id
+        assert name.startswith("round-1-") and len(name) == len("round-1-") + 8  # the folder, and its files' digest
+        assert served(base_url)[name] == {
+            "id": name,
+            "object": "model",
+            "created": served(base_url)[name]["created"],
+            "owned_by": "scalehop",
+            "root": str(adapter_dir.resolve()),
+            "parent": "smollm2-135m",
+        }
+        assert client.generate(PROMPT, max_tokens=TOKENS).text == expected["lora"]
+        assert client.generate(PROMPT, max_tokens=TOKENS, use_adapter=False).text == expected["base"]
+        again = OpenAIModel(config)  # another explorer process: "already loaded" is these weights, so it is used
+        assert again.adapter_id == name and list(served(base_url)) == ["smollm2-135m", name]
+        assert again.generate(PROMPT, max_tokens=TOKENS).text == expected["lora"]
+
+        twice = post(base_url, "load_lora_adapter", {"lora_name": name, "lora_path": str(adapter_dir)})
+        assert twice.status_code == 400 and "already been loaded" in twice.json()["error"]["message"]
+        assert twice.json()["error"]["type"] == "InvalidUserInput"
+        inplace = {"lora_name": name, "lora_path": str(adapter_dir), "load_inplace": True}
+        success = f"Success: LoRA adapter '{name}' added successfully."
+        assert post(base_url, "load_lora_adapter", inplace).text == success
+        assert client.generate(PROMPT, max_tokens=TOKENS).text == expected["lora"]
+
+        gone = post(base_url, "unload_lora_adapter", {"lora_name": name})
+        assert gone.status_code == 200 and list(served(base_url)) == ["smollm2-135m"]
+        with pytest.raises(ModelRequestError) as err:
+            client.generate(PROMPT, max_tokens=TOKENS)
+        assert err.value.status == 404 and name in str(err.value)
+        assert client.generate(PROMPT, max_tokens=TOKENS, use_adapter=False).text == expected["base"]  # base restored
+        unknown = post(base_url, "unload_lora_adapter", {"lora_name": name})
+        assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "NotFoundError"
+        client.close()
+        again.close()
+
+
+def test_serve_model_refuses_bad_adapter_paths_by_name(adapter_dir, expected, tmp_path):
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    missing = tmp_path / "no-such-adapter"
+    empty_config = tmp_path / "empty-config"
+    empty_config.mkdir()
+    (empty_config / "adapter_config.json").write_text("{}")
+    no_weights = tmp_path / "no-weights"
+    no_weights.mkdir()
+    (no_weights / "adapter_config.json").write_text((adapter_dir / "adapter_config.json").read_text())
+    corrupt = tmp_path / "corrupt"  # passes the folder checks, fails half-way into the model
+    corrupt.mkdir()
+    (corrupt / "adapter_config.json").write_text((adapter_dir / "adapter_config.json").read_text())
+    (corrupt / "adapter_model.safetensors").write_bytes(b"not a safetensors file")
+    server = bare_server()
+    with running(server) as base_url:
+        reply = post(base_url, "load_lora_adapter", {"lora_name": "x", "lora_path": str(missing)})
+        assert reply.status_code == 404  # as vLLM: a path without an adapter is "No adapter found for PATH"
+        assert reply.json()["error"]["message"] == f"Loading lora x failed: No adapter found for {missing}"
+        whys = ((empty_config, "not a peft config"), (no_weights, "no adapter weights"), (corrupt, "cannot load"))
+        for folder, why in whys:
+            reply = post(base_url, "load_lora_adapter", {"lora_name": "x", "lora_path": str(folder)})
+            assert reply.status_code == 400 and reply.json()["error"]["type"] == "BadRequestError"
+            assert str(folder) in reply.json()["error"]["message"] and why in reply.json()["error"]["message"]
+        base_name = post(base_url, "load_lora_adapter", {"lora_name": "smollm2-135m", "lora_path": str(adapter_dir)})
+        assert base_name.status_code == 400
+        assert list(served(base_url)) == ["smollm2-135m"]
+        hf_model = server.config.app.state.model.hf_model
+        assert not any(isinstance(m, BaseTunerLayer) for m in hf_model.modules())  # nothing half-loaded stays
+        config = ModelConfig(backend="openai", base_url=base_url, adapter=str(no_weights), timeout_s=120)
+        with pytest.raises(ModelRequestError) as err:
+            OpenAIModel(config)
+        assert err.value.status == 400 and str(no_weights) in str(err.value) and base_url in str(err.value)
+        assert post(base_url, "load_lora_adapter", {"lora_name": "good", "lora_path": str(adapter_dir)}).is_success
+        beside = post(base_url, "load_lora_adapter", {"lora_name": "x", "lora_path": str(corrupt)})
+        assert beside.status_code == 400 and list(served(base_url)) == ["smollm2-135m", "good"]
+        assert list(server.config.app.state.model.hf_model.peft_config) == ["good"]
+        client = OpenAIModel(config.model_copy(update={"adapter": "good"}))
+        assert client.generate(PROMPT, max_tokens=TOKENS).text == expected["lora"]
+        assert client.generate(PROMPT, max_tokens=TOKENS, use_adapter=False).text == expected["base"]
+        client.close()
+
+
+def test_a_server_without_runtime_lora_loading_gets_a_what_to_do_error(scripted, adapter_dir):
+    server = scripted((404, {}, 0))  # vLLM without VLLM_ALLOW_RUNTIME_LORA_UPDATING has no such route
+    with pytest.raises(ModelRequestError) as err:
+        remote(server.url, adapter=str(adapter_dir))
+    message = str(err.value)
+    assert err.value.status == 404 and f"{server.url}/load_lora_adapter" in message
+    assert "--enable-lora" in message and "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True" in message
+    (_, _, body), *_ = server.requests
+    assert body == {"lora_name": body["lora_name"], "lora_path": str(adapter_dir.resolve())}
+    assert body["lora_name"].startswith("round-1-")
+
+
+def test_an_adapter_reloaded_in_place_stays_listed_while_its_weights_swap(model, adapter_dir, monkeypatch):
+    import explorer.models.local as local_module
+
+    listed_during_swap = []
+    real_attach = local_module.attach
+
+    def attach(hf_model, folder, name):
+        listed_during_swap.append(name in model.adapters)  # what a request checking the name would see now
+        return real_attach(hf_model, folder, name)
+
+    monkeypatch.setattr(local_module, "attach", attach)
+    model.load_adapter(adapter_dir, "swap", activate=False)
+    model.load_adapter(adapter_dir, "swap", activate=False)
+    assert listed_during_swap == [False, True]
+    model.unload_adapter("swap")
+    assert "swap" not in model.adapters
+    with pytest.raises(ModelError, match="no adapter named 'swap'"):
+        model.unload_adapter("swap")
+
+
+def test_chat_requests_run_on_while_adapters_load_and_unload(adapter_dir, expected):
+    """Each phase changes the adapter while base and adapter requests keep arriving (every 10 ms until the change
+    is done); the phase's answers are all in before the next change, so what each phase may answer is known."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    asked = ("smollm2-135m", "hot") * 3
+    load = {"lora_name": "hot", "lora_path": str(adapter_dir)}
+    changes = [
+        ("load_lora_adapter", load, {(200, expected["lora"]), (404, None)}),
+        ("load_lora_adapter", {**load, "load_inplace": True}, {(200, expected["lora"])}),  # the name stays served
+        ("unload_lora_adapter", {"lora_name": "hot"}, {(200, expected["lora"]), (404, None)}),
+    ]
+    with running(bare_server()) as base_url, ThreadPoolExecutor(max_workers=64) as pool:
+
+        def ask(name: str) -> tuple[int, str | None]:
+            body = {"model": name, "messages": PROMPT, "max_tokens": TOKENS, "temperature": 0}
+            reply = post(base_url, "chat/completions", body)
+            return reply.status_code, reply.json()["choices"][0]["message"]["content"] if reply.is_success else None
+
+        adapter_answers = []
+        for route, change, allowed in changes:
+            in_flight = [pool.submit(ask, name) for name in asked]
+            changing = pool.submit(post, base_url, route, change)
+            while not changing.done() and len(in_flight) < 36:
+                in_flight += [pool.submit(ask, name) for name in asked[:2]]
+                time.sleep(0.01)
+            assert changing.result().status_code == 200
+            answers = [f.result() for f in in_flight]
+            assert set(answers[0::2]) == {(200, expected["base"])}  # the base model is never disturbed
+            assert set(answers[1::2]) <= allowed, route  # never a 500, never half an adapter
+            adapter_answers += answers[1::2]
+    assert (200, expected["lora"]) in adapter_answers
+
+
 def test_serve_model_refuses_a_remote_backend():
     with pytest.raises(ConfigError, match="backend"):
         build_server(ModelConfig(backend="openai"))

@@ -14,7 +14,9 @@ class ModelConfig(BaseModel):
 
     `local` runs transformers in this process; `model` is the embedded alias or any HF model path or name, and
     `adapter` a peft LoRA folder. `openai` talks to an OpenAI-compatible server at `base_url`; `model` and
-    `adapter` are the served names (with vLLM LoRA serving, an adapter is just another model name).
+    `adapter` are the served names (with vLLM LoRA serving, an adapter is just another model name), or `adapter`
+    is a local peft folder, which the client hot-loads into the server first (vLLM's runtime LoRA API; the server
+    must see the folder at the same path).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -9,6 +9,10 @@ class ModelError(ScalehopError):
     """A model could not be loaded or did not answer."""
 
 
+class AdapterMissing(ModelError):
+    """A path holds no peft adapter (no adapter_config.json there)."""
+
+
 class EmbeddedModelMissing(ModelError):
     """The package that ships the embedded default model is not installed."""
 

@@ -34,6 +34,7 @@ from explorer.models.base import Generation, Message, Usage
 from explorer.models.config import ModelConfig
 from explorer.models.embedded import resolve_model_path
 from explorer.models.errors import ModelError
+from explorer.models.peft_adapters import attach, check_folder, detach
 from explorer.models.usage import UsageMeter
 
 log = logging.getLogger(__name__)
@@ -91,25 +92,41 @@ class LocalModel:
         return dict(self._adapters)
 
     def load_adapter(self, path: str | Path, name: str | None = None, *, activate: bool = True) -> str:
-        """Load a peft LoRA folder next to the base weights (no reload of the base); returns its name."""
-        from peft import PeftModel
-
+        """Load a peft LoRA folder next to the base weights (no reload of the base); returns its name. A loaded
+        name is replaced in place: it stays listed, and calls wait on the lock until its new weights are in (if
+        they fail to load, the name is gone)."""
         folder = Path(path)
-        if not (folder / "adapter_config.json").is_file():
-            raise ModelError(f"{folder}: not a peft adapter folder (no adapter_config.json)")
+        check_folder(folder)
         name = name or re.sub(r"[^A-Za-z0-9_-]", "_", folder.resolve().name)
         with self._lock:
-            if name in self._adapters:
-                self.hf_model.delete_adapter(name)
-            if isinstance(self.hf_model, PeftModel):
-                self.hf_model.load_adapter(str(folder), adapter_name=name)
-            else:
-                self.hf_model = PeftModel.from_pretrained(self.hf_model, str(folder), adapter_name=name)
+            replacing = name in self._adapters
+            if replacing:
+                self.hf_model = detach(self.hf_model, name)
+            try:
+                self.hf_model = attach(self.hf_model, folder, name)
+            except ModelError:
+                if replacing:
+                    self._forget(name)
+                raise
             self.hf_model.eval()
             self._adapters[name] = str(folder)
             if activate:
                 self.adapter_id = name
         return name
+
+    def unload_adapter(self, name: str) -> None:
+        """Remove a loaded adapter (if it was the default, the base model becomes it). Waits for a running forward
+        pass; ModelError if no adapter has that name."""
+        with self._lock:
+            if name not in self._adapters:
+                raise ModelError(f"no adapter named {name!r} is loaded (loaded: {sorted(self._adapters) or 'none'})")
+            self.hf_model = detach(self.hf_model, name)
+            self._forget(name)
+
+    def _forget(self, name: str) -> None:
+        del self._adapters[name]
+        if self.adapter_id == name:
+            self.adapter_id = None
 
     def set_adapter(self, name: str | None) -> None:
         """Make a loaded adapter the default of later calls; None makes the base model the default."""

@@ -4,11 +4,14 @@ Every request is bounded: a timeout, retries with capped exponential backoff and
 lost connections (Retry-After honoured, within the cap), and a concurrency limit shared by all threads. The API key
 is read from the environment variable the config names and goes only into the Authorization header: it is
 redacted from every error message, and never logged.
+
+An `adapter` that is a local peft folder is hot-loaded first, with vLLM's runtime LoRA API (`load_lora`).
 """
 
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import logging
 import os
 import random
@@ -16,6 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +28,7 @@ from explorer.models.base import Generation, Message, Usage
 from explorer.models.chat import to_openai_messages
 from explorer.models.config import ModelConfig
 from explorer.models.errors import ModelRequestError
+from explorer.models.peft_adapters import WEIGHT_FILES
 from explorer.models.usage import UsageMeter
 
 log = logging.getLogger(__name__)
@@ -46,6 +51,8 @@ class OpenAIModel:
         self._secret = key or None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(timeout=config.timeout_s, headers=headers)
+        if config.adapter and (Path(config.adapter) / "adapter_config.json").is_file():
+            self.adapter_id = self.load_lora(Path(config.adapter))
 
     def __repr__(self) -> str:
         return f"OpenAIModel(url={self.url!r}, model={self.model_id!r}, adapter={self.adapter_id!r})"
@@ -53,6 +60,33 @@ class OpenAIModel:
     def close(self) -> None:
         """Close the connection pool."""
         self._client.close()
+
+    def load_lora(self, folder: Path) -> str:
+        """Hot-load a peft folder with the server's runtime LoRA API (vLLM's POST /v1/load_lora_adapter, also
+        serve-model's) and return the name to send as `model`: the folder's name and a digest of its files, so a
+        retrained folder gets a new name and two runs' `round-1` never share one. Hence a name the server already
+        has holds these very weights, and its "already loaded" answer is taken as success."""
+        folder = folder.resolve()
+        digest = hashlib.sha256()
+        for part in ("adapter_config.json", *WEIGHT_FILES):
+            if (folder / part).is_file():
+                with (folder / part).open("rb") as fh:
+                    digest.update(hashlib.file_digest(fh, "sha256").digest())
+        name = f"{folder.name}-{digest.hexdigest()[:8]}"
+        url = f"{self.config.base_url}/load_lora_adapter"
+        try:
+            self._send(url, {"lora_name": name, "lora_path": str(folder)})
+        except ModelRequestError as exc:
+            if exc.status == 400 and "already been loaded" in str(exc):
+                return name
+            hint = (
+                f"to hot-load {folder}, the server at {self.config.base_url} must allow runtime LoRA loading (start "
+                "vLLM with --enable-lora, --max-lora-rank at least the adapter's rank, and the environment variable "
+                "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; serve-model always allows it) and see the folder at this "
+                "same path (a shared volume: docker/compose.yaml mounts the runs volume at /app/runs in both)"
+            )
+            raise ModelRequestError(f"{exc}; {hint}", url=url, status=exc.status) from None
+        return name
 
     def generate(
         self,
@@ -128,23 +162,28 @@ class OpenAIModel:
         return self._meter.report()
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        response = self._send(self.url, body)
+        try:
+            return response.json()
+        except ValueError:
+            message = f"POST {self.url}: HTTP {response.status_code} with a body that is not JSON"
+            raise ModelRequestError(message, url=self.url, status=response.status_code) from None
+
+    def _send(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        """POST with the retry policy (see the module doc); the successful response, or ModelRequestError."""
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
                 with self._slots:
-                    response = self._client.post(self.url, json=body)
+                    response = self._client.post(url, json=body)
             except httpx.TimeoutException:
                 problem, status = f"timed out after {self.config.timeout_s:g} s", None
             except httpx.TransportError as exc:
                 problem, status = f"connection failed ({type(exc).__name__})", None
             else:
                 if response.is_success:
-                    try:
-                        return response.json()
-                    except ValueError:
-                        message = f"POST {self.url}: HTTP {response.status_code} with a body that is not JSON"
-                        raise ModelRequestError(message, url=self.url, status=response.status_code) from None
+                    return response
                 status = response.status_code
                 problem = f"HTTP {status}: {' '.join(response.text[:300].split())}"
                 if status not in _RETRY_STATUS:
@@ -153,12 +192,10 @@ class OpenAIModel:
             if attempt == attempts:
                 break
             delay = self._delay(attempt, retry_after)
-            log.warning(
-                "POST %s: %s; retry %d of %d in %.1f s", self.url, self._safe(problem), attempt, attempts - 1, delay
-            )
+            log.warning("POST %s: %s; retry %d of %d in %.1f s", url, self._safe(problem), attempt, attempts - 1, delay)
             time.sleep(delay)
-        message = f"POST {self.url} failed after {attempt} attempt(s): {problem}"
-        raise ModelRequestError(self._safe(message), url=self.url, status=status)
+        message = f"POST {url} failed after {attempt} attempt(s): {problem}"
+        raise ModelRequestError(self._safe(message), url=url, status=status)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

@@ -2,7 +2,8 @@
 loaded model (as they would share vLLM on a GPU box).
 
 `POST /v1/chat/completions` takes text and base64 data-URL image parts; its `model` field names the base model or
-a loaded adapter (absent: the model's default). Concurrent requests are batched on one worker thread.
+a loaded adapter (absent: the model's default). Concurrent requests are batched on one worker thread. Adapters
+can be loaded and unloaded while serving, with vLLM's runtime LoRA API (see `lora_routes`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from explorer.errors import ConfigError
 from explorer.models.batcher import Batcher, Job
 from explorer.models.chat import from_openai_messages
 from explorer.models.config import ModelConfig
+from explorer.models.errors import ModelError
 from explorer.models.local import LocalModel
+from explorer.models.lora_routes import error, lora_routes
 
 
 class ChatRequest(BaseModel):
@@ -52,6 +55,8 @@ def create_app(model: LocalModel) -> FastAPI:
 
     app = FastAPI(title="scalehop model server", lifespan=lifespan)
     app.state.model = model
+    app.include_router(lora_routes(model))
+    created = int(time.time())
 
     def names() -> list[str]:
         """Every name a request's `model` field may take."""
@@ -64,21 +69,24 @@ def create_app(model: LocalModel) -> FastAPI:
 
     @app.get("/v1/models")
     def models() -> dict[str, Any]:
-        """The served names: the base model, then each loaded adapter."""
-        return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "scalehop"} for n in names()]}
+        """The served names: the base model, then each loaded adapter with its folder and `parent` (as vLLM)."""
+        card = {"object": "model", "created": created, "owned_by": "scalehop"}
+        base = {"id": model.model_id, **card, "root": model.model_id, "parent": None}
+        loras = [{"id": n, **card, "root": path, "parent": model.model_id} for n, path in model.adapters.items()]
+        return {"object": "list", "data": [base, *loras]}
 
     @app.post("/v1/chat/completions")
     async def chat(request: ChatRequest) -> JSONResponse:
         """One chat completion (non-streaming), batched with whatever else is waiting."""
         if request.stream or request.n != 1:
-            return _error(400, "only n=1 without streaming is supported")
+            return error(400, "only n=1 without streaming is supported")
         name = request.model or model.adapter_id or model.model_id
         if name not in names():
-            return _error(404, f"unknown model {name!r}; served: {', '.join(names())}")
+            return error(404, f"unknown model {name!r}; served: {', '.join(names())}")
         try:
             messages, images = from_openai_messages(request.messages)
         except (KeyError, ValueError, AttributeError) as exc:
-            return _error(400, f"bad messages: {exc}")
+            return error(400, f"bad messages: {exc}")
         stop = [request.stop] if isinstance(request.stop, str) else request.stop or []
         job = Job(
             messages=messages,
@@ -88,7 +96,12 @@ def create_app(model: LocalModel) -> FastAPI:
             temperature=request.temperature,
             stop=tuple(stop),
         )
-        result = await asyncio.wrap_future(batcher.submit(job))
+        try:
+            result = await asyncio.wrap_future(batcher.submit(job))
+        except ModelError:
+            if job.adapter is None or job.adapter in model.adapters:
+                raise
+            return error(404, f"unknown model {name!r} (unloaded while queued); served: {', '.join(names())}")
         usage = {
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
@@ -126,7 +139,3 @@ def serve(
 ) -> None:
     """Serve the model at http://host:port/v1 until interrupted (the `scalehop serve-model` verb)."""
     build_server(config, host, port, adapters).run()
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": status}}, status)
