@@ -48,13 +48,13 @@ from training import (  # noqa: E402
     ShotRetriever,
     TrainConfig,
     crawl_samples,
-    evaluate,
     heldout_floor,
     judge_answer,
     predictor_answers,
     run_cases,
     split_by_page,
 )
+from training.evaluate import evaluate  # noqa: E402
 from training.sft import sft_examples  # noqa: E402
 from training.train import train_adapter  # noqa: E402
 
@@ -128,7 +128,7 @@ def one_split(model, similarity, embed, runs, train_pool, heldout, seed: int, ta
     random.Random(seed).shuffle(failures)
     examples = sft_examples(failures, ("predictor",))[: args.max_train]
     cfg = TrainConfig(
-        tasks=("predictor",),
+        views=("predictor",),
         epochs=args.epochs,
         lr=args.lr,
         rank=args.rank,

@@ -24,8 +24,7 @@ import numpy as np
 
 from explorer.errors import ConfigError
 from explorer.records import Observation
-from explorer.roles.actor import MAX_HISTORY, MAX_SHOWN, ROLE
-from explorer.roles.prompts import messages
+from explorer.roles.actor import MAX_SHOWN, actor_question
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> one row per text (normalized here)
 BUILD = "scalehop dataset build RUN_DIR... --out {folder}"
@@ -36,6 +35,7 @@ _COLUMNS = {
     "multi_step": ["instruction", "steps"],
     "page_qa": ["question", "answer", "observation_text"],
 }
+_OPTIONAL = ["page_texts"]  # columns of newer datasets (older ones read without them)
 QA_REASON = "The page shows the answer."
 
 
@@ -46,6 +46,7 @@ class Demonstration:
     instruction: str
     prompt: str
     answer: str
+    split: str = "single_step"  # the dataset split it comes from: single_step, multi_step or page_qa
 
 
 def action_answer(action: Mapping, reasoning: str = "") -> str | None:
@@ -83,23 +84,22 @@ def _quoted(value: str | None) -> str | None:
     return None if not value or '"' in value else f'"{value}"'
 
 
-def demo_prompt(instruction: str, observation_text: str, history: Sequence[str] = (), mark: int | None = None) -> str:
-    """The Actor's question for a dataset page: the task, the page's title, path and headings, the earlier steps
-    and the first MAX_SHOWN element lines of `observation_text` (the line of `mark`, the acted-on element, too)."""
+def demo_prompt(
+    instruction: str,
+    observation_text: str,
+    history: Sequence[str] = (),
+    mark: int | None = None,
+    texts: Sequence[str] = (),
+) -> str:
+    """The Actor's question for a dataset page, written by the live Actor's own `actor_question`: the task, the
+    page's title, path and headings, its text blocks, the earlier steps and the first MAX_SHOWN element lines of
+    `observation_text` (the line of `mark`, the acted-on element, too)."""
     lines = observation_text.splitlines()
     head = [line for line in lines if not _ELEMENT.match(line)]
     elements = [line for line in lines if _ELEMENT.match(line)]
     shown = elements[:MAX_SHOWN]
     shown += [line for line in elements[MAX_SHOWN:] if mark is not None and line.startswith(f"[{mark}]")]
-    _, user = messages(
-        ROLE,
-        task=instruction,
-        page=_page(head),
-        texts="",
-        history="; ".join(history[-MAX_HISTORY:]) or "none",
-        elements="\n".join(line[:160] for line in shown) or "(none)",
-    )
-    return user["content"]
+    return actor_question(instruction, _page(head), texts, history, shown)[1]["content"]
 
 
 def _page(head: list[str]) -> str:
@@ -119,22 +119,33 @@ def demonstrations(splits: Mapping[str, Iterable[Mapping]]) -> list[Demonstratio
     """The demonstrations of a dataset's rows (`split name -> rows`), in split and row order."""
     out: list[Demonstration] = []
     for row in splits.get("single_step", ()):
-        _add(out, row["instruction"], row["observation_text"], row["action"], row["reasoning"])
+        _add(out, "single_step", row["instruction"], row, row["action"], row["reasoning"])
     for row in splits.get("multi_step", ()):
         history: list[str] = []
         for step in _steps(row["steps"]):
-            _add(out, row["instruction"], step["observation_text"], step["action"], step["reasoning"], history)
+            _add(out, "multi_step", row["instruction"], step, step["action"], step["reasoning"], history)
             history.append(step["action_text"])
     for row in splits.get("page_qa", ()):
-        _add(out, row["question"], row["observation_text"], {"kind": "stop", "answer": row["answer"]}, QA_REASON)
+        _add(out, "page_qa", row["question"], row, {"kind": "stop", "answer": row["answer"]}, QA_REASON)
     return out
 
 
-def _add(out: list, instruction: str, page: str, action: Mapping, reasoning: str, history: Sequence[str] = ()):
-    """Append the demonstration of one page and action, unless the grammar cannot write the action."""
+def _add(
+    out: list,
+    split: str,
+    instruction: str,
+    page: Mapping,
+    action: Mapping,
+    reasoning: str,
+    history: Sequence[str] = (),
+) -> None:
+    """Append the demonstration of one page (a row or step with `observation_text` and maybe `page_texts`) and
+    action, unless the grammar cannot write the action."""
     answer = action_answer(action, reasoning)
     if answer is not None and instruction:
-        out.append(Demonstration(instruction, demo_prompt(instruction, page, history, action.get("mark")), answer))
+        texts = page.get("page_texts") or ()
+        prompt = demo_prompt(instruction, page["observation_text"], history, action.get("mark"), texts)
+        out.append(Demonstration(instruction, prompt, answer, split))
 
 
 def _steps(steps) -> list[Mapping]:
@@ -154,7 +165,9 @@ def _split(folder: Path) -> Iterable[Mapping]:
         return []
     ds = datasets.Dataset.load_from_disk(str(folder))
     columns = _COLUMNS[folder.name]
-    return ds.select_columns(columns) if all(c in ds.column_names for c in columns) else []
+    if not all(c in ds.column_names for c in columns):
+        return []
+    return ds.select_columns(columns + [c for c in _OPTIONAL if c in ds.column_names])
 
 
 def load_demonstrations(folder: str | Path) -> list[Demonstration]:

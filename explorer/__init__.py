@@ -1,26 +1,27 @@
-"""The explorer: browser environment, observations, roles, models, the SCALE-Hop graph and loop."""
+"""The explorer: browser environment, observations, roles, models, the SCALE-Hop graph and loop.
 
-from explorer.browser import BrowserSession, Chromium
-from explorer.config import BrowserConfig, SiteConfig, load_site_config
-from explorer.errors import BrowserNotFound, ConfigError, ScalehopError, SiteUnreachable
-from explorer.observe import observe, save_observation
-from explorer.records import Action, ActionOutcome, BrowserEvent, Element, Observation
+Its names load on first use (`from explorer import Chromium` imports the browser then), so a light module such as
+`explorer.config` does not pull in the browser; `observe`, which shares its module's name, is imported from
+`explorer.observe`."""
 
-__all__ = [
-    "Action",
-    "ActionOutcome",
-    "BrowserConfig",
-    "BrowserEvent",
-    "BrowserNotFound",
-    "BrowserSession",
-    "Chromium",
-    "ConfigError",
-    "Element",
-    "Observation",
-    "ScalehopError",
-    "SiteConfig",
-    "SiteUnreachable",
-    "load_site_config",
-    "observe",
-    "save_observation",
-]
+from explorer.lazy import lazy_exports
+
+_EXPORTS = {
+    "BrowserSession": "explorer.browser",
+    "Chromium": "explorer.browser",
+    "BrowserConfig": "explorer.config",
+    "SiteConfig": "explorer.config",
+    "load_site_config": "explorer.config",
+    "BrowserNotFound": "explorer.errors",
+    "ConfigError": "explorer.errors",
+    "ScalehopError": "explorer.errors",
+    "SiteUnreachable": "explorer.errors",
+    "save_observation": "explorer.observe",
+    "Action": "explorer.records",
+    "ActionOutcome": "explorer.records",
+    "BrowserEvent": "explorer.records",
+    "Element": "explorer.records",
+    "Observation": "explorer.records",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

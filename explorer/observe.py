@@ -117,23 +117,27 @@ def render_text(url: str, title: str, headings: list[str], elements: list[Elemen
     lines = [f"Page: {title or '(untitled)'} | {url}"]
     if headings:
         lines.append("Headings: " + " / ".join(headings[:6]))
-    for el in elements:
-        line = f"[{el.mark}] {el.role}"
-        if el.name:
-            line += f' "{el.name}"'
-        if el.role in ("combobox", "listbox") and el.options:
-            line += f' = "{el.value}" options: ' + " | ".join(el.options[:8])
-        elif el.value:
-            line += f' value="{el.value}"'
-        if el.href:
-            href = el.href[len(origin) :] if el.href.startswith(origin) else el.href
-            line += f" -> {href or '/'}"
-        if not el.enabled:
-            line += " (disabled)"
-        if el.frame:
-            line += " (in frame)"
-        lines.append(line)
+    lines += [text_line(el, origin) for el in elements]
     return "\n".join(lines)
+
+
+def text_line(el: Element, origin: str) -> str:
+    """One element's line of `render_text` (`origin`: the page's scheme and host, stripped from same-site links)."""
+    line = f"[{el.mark}] {el.role}"
+    if el.name:
+        line += f' "{el.name}"'
+    if el.role in ("combobox", "listbox") and el.options:
+        line += f' = "{el.value}" options: ' + " | ".join(el.options[:8])
+    elif el.value:
+        line += f' value="{el.value}"'
+    if el.href:
+        href = el.href[len(origin) :] if el.href.startswith(origin) else el.href
+        line += f" -> {href or '/'}"
+    if not el.enabled:
+        line += " (disabled)"
+    if el.frame:
+        line += " (in frame)"
+    return line
 
 
 def save_observation(obs: Observation, out_dir: str | Path) -> Path:

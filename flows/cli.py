@@ -22,6 +22,7 @@ VERB_MODULES: tuple[str, ...] = (
     "flows.commands.improve",
     "flows.commands.dataset",
     "flows.commands.eval",
+    "flows.commands.train",
 )
 
 
@@ -94,7 +95,9 @@ def _parser() -> argparse.ArgumentParser:
 def model_args(p: argparse.ArgumentParser) -> None:
     """The model options every model-calling verb shares (see `model_config`)."""
     p.add_argument("--model", default="smollm2-135m", help="the embedded alias, an HF model path, or a served name")
-    p.add_argument("--adapter", help="a LoRA adapter folder (local) or served adapter name (openai)")
+    p.add_argument(
+        "--adapter", help="a LoRA adapter folder (local; openai: hot-loaded into the server) or a served adapter name"
+    )
     p.add_argument("--backend", choices=["local", "openai"], default="local")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://gpu-box:8000/v1")
 

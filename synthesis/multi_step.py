@@ -67,6 +67,7 @@ def _task(source: RunSource, path: list[Edge], outcomes: dict) -> MultiStepTask 
                 url=node.raw_url,
                 title=node.title,
                 observation_text=obs.text,
+                page_texts=obs.texts[:6],
                 screenshot=node.screenshot,
                 action=action,
                 action_text=action.describe(),

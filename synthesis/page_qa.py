@@ -58,5 +58,6 @@ def _qa(
         question=question,
         answer=answer,
         observation_text=obs.text,
+        page_texts=obs.texts[:6],
         screenshot=node.screenshot,
     )

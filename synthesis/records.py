@@ -57,6 +57,7 @@ class SingleStepTask(Draft):
     title: str
     instruction: str
     observation_text: str
+    page_texts: list[str] = []  # the page's first visible text blocks (the Actor reads them)
     screenshot: str  # blob digest of the observation's screenshot
     som_screenshot: str
     action: Action
@@ -73,6 +74,7 @@ class PathStep(BaseModel):
     url: str
     title: str
     observation_text: str
+    page_texts: list[str] = []  # the page's first visible text blocks (the Actor reads them)
     screenshot: str  # blob digest
     action: Action
     action_text: str
@@ -103,6 +105,7 @@ class PageQA(Draft):
     question: str
     answer: str
     observation_text: str
+    page_texts: list[str] = []  # the page's first visible text blocks (the Actor reads them)
     screenshot: str
 
 

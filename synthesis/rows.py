@@ -34,7 +34,17 @@ def to_row(task: Task, blob: Blob) -> dict:
     }
     if isinstance(task, SingleStepTask):
         body = task.model_dump(
-            include={"url", "title", "instruction", "observation_text", "action", "action_text", "outcome", "reasoning"}
+            include={
+                "url",
+                "title",
+                "instruction",
+                "observation_text",
+                "page_texts",
+                "action",
+                "action_text",
+                "outcome",
+                "reasoning",
+            }
         )
         body |= {
             "screenshot": _image(blob, task.screenshot),
@@ -50,7 +60,9 @@ def to_row(task: Task, blob: Blob) -> dict:
             "goal_image": _image(blob, task.goal_screenshot),
         }
     else:
-        body = task.model_dump(include={"url", "title", "qa_kind", "question", "answer", "observation_text"})
+        body = task.model_dump(
+            include={"url", "title", "qa_kind", "question", "answer", "observation_text", "page_texts"}
+        )
         body["screenshot"] = _image(blob, task.screenshot)
     return head | body | tail
 

@@ -49,6 +49,7 @@ def build_single_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter
                 title=obs.title,
                 instruction=single_step_instruction(rec.action, element, rec.transition, after),
                 observation_text=obs.text,
+                page_texts=obs.texts[:6],
                 screenshot=rec.screenshot,
                 som_screenshot=rec.som_screenshot,
                 action=rec.action,

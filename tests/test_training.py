@@ -30,8 +30,6 @@ from flows.cli import main as cli_main
 from training import (
     AdapterCard,
     TrainConfig,
-    evaluate,
-    gate,
     judge_answer,
     load_samples,
     predictor_predictions,
@@ -41,14 +39,15 @@ from training import (
     split_by_page,
     write_card,
 )
-from training.evaluate import case_of
+from training.evaluate import case_of, evaluate
+from training.gate import gate
 from training.improve import run_improvement
 from training.sft import SFTExample, predictor_example
 from training.state import ImproveState
 from training.train import IGNORE, encode, train_adapter
 
 # Few examples, seen often: enough for the adapter to learn its examples' answers (a 135M model needs ~20 passes)
-TINY = {"tasks": ("predictor",), "epochs": 5, "batch_size": 1, "lr": 3e-3, "rank": 8, "alpha": 16, "seed": 0}
+TINY = {"views": ("predictor",), "epochs": 5, "batch_size": 1, "lr": 3e-3, "rank": 8, "alpha": 16, "seed": 0}
 
 
 def _base_q_weights(model) -> dict[str, torch.Tensor]:
@@ -166,7 +165,9 @@ def test_evaluation_decodes_like_the_live_predictor(failures, model, trained):
     assert [_decoded(p) for p in evaluated] == [_decoded(p) for p in live]
     few = failures[:3]
     name = model.load_adapter(trained["dir"], name="decode-adapter", activate=False)
-    tuned = predictor_predictions(model, few, name)
+    # one sample per call: a batch pads its prompts, and in fp32 padding can flip a near-tie of a freshly
+    # overfit adapter; what is checked here is the decoding path (kind first, with the adapter), not batch numerics
+    tuned = [predictor_predictions(model, [s], name)[0] for s in few]
     assert model.adapter_id is None  # the adapter was the default only while the evaluation ran
     model.set_adapter(name)
     try:

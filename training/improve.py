@@ -24,7 +24,7 @@ from training.config import TrainConfig
 from training.evaluate import EvalReport, evaluate, heldout_floor, run_cases
 from training.gate import GateDecision, gate
 from training.samples import Sample, load_samples, split_by_page
-from training.sft import SFTExample, data_hash, sft_examples
+from training.sft import ROLES, SFTExample, data_hash, sft_examples
 from training.state import ImproveState, RoundResult
 from training.train import TrainResult, train_adapter
 
@@ -52,7 +52,7 @@ async def explore_sites(
 def train_round(train: Sequence[Sample], k: int, improve_dir: str | Path, cfg: TrainConfig):
     """Train round k's adapter on the SFT views of the failures in `train`: (folder, TrainResult, examples);
     (None, None, examples) when there is nothing to train on."""
-    examples = sft_examples(list(train), cfg.tasks)
+    examples = sft_examples(list(train), tuple(v for v in cfg.views if v in ROLES))
     if not examples:
         return None, None, examples
     folder = round_dir(improve_dir, k)

@@ -22,13 +22,14 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from explorer.candidates import action_for
 from explorer.models import ChatModel, Message
+from explorer.observe import text_line
 from explorer.records import Action, Element, Observation
 from explorer.roles.asking import ask
-from explorer.roles.context import element_line, page_summary
+from explorer.roles.context import page_summary
 from explorer.roles.prompts import messages, prefill
 from explorer.roles.stats import RoleStats
 
@@ -90,23 +91,28 @@ def actor_messages(
 ) -> list[Message]:
     """The Actor's prompt: the task, the page (summary and first text blocks), the last steps and the elements;
     `shots` (prompt, answer) pairs go between the system text and the question, as earlier turns."""
-    texts = "".join(f"\nText: {t[:100]}" for t in obs.texts[:6])
-    system, user = messages(
-        ROLE,
-        task=intent,
-        page=page_summary(obs),
-        texts=texts,
-        history="; ".join(history[-MAX_HISTORY:]) or "none",
-        elements="\n".join(_line(el) for el in shown) or "(none)",
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(obs.url))
+    system, user = actor_question(
+        intent, page_summary(obs), obs.texts, history, [text_line(el, origin) for el in shown]
     )
     turns = [m for p, a in shots for m in ({"role": "user", "content": p}, {"role": "assistant", "content": a})]
     return [system, *turns, user]
 
 
-def _line(el: Element) -> str:
-    """An element line, with a select's first options."""
-    options = f" options: {' | '.join(o[:30] for o in el.options[:6])}" if el.options else ""
-    return element_line(el) + options
+def actor_question(
+    intent: str, page: str, texts: Sequence[str], history: Sequence[str], lines: Sequence[str]
+) -> tuple[Message, Message]:
+    """(system, user) of the Actor for a page: its summary (`context.page_summary`), text blocks, the earlier
+    steps' descriptions and the shown elements' lines (`observe.text_line`). The live Actor and the training and
+    few-shot views built from datasets (`evals.shots`) all write the prompt here, so they read alike."""
+    return messages(
+        ROLE,
+        task=intent,
+        page=page,
+        texts="".join(f"\nText: {t[:100]}" for t in texts[:6]),
+        history="; ".join(history[-MAX_HISTORY:]) or "none",
+        elements="\n".join(line[:160] for line in lines) or "(none)",
+    )
 
 
 def parse_action(text: str, shown: Sequence[Element], base_url: str = "") -> tuple[Action, str] | None:
