@@ -36,20 +36,22 @@ MODEL_FILES += ("chat_template.jinja",)
 
 def export(dataset: str, out: Path, max_length: int) -> None:
     """Write out/rows.jsonl (encoded actor and qa examples) and the model's config and tokenizer into out/model."""
+    from transformers import AutoTokenizer
+
     from explorer.models.embedded import resolve_model_path
     from training.config import TrainConfig
-    from training.train import encode, load_base
+    from training.train import encode
     from training.views import dataset_examples
 
     cfg = TrainConfig(max_length=max_length)
-    tokenizer, _ = load_base(cfg)
+    source = Path(resolve_model_path(cfg.base_model))
+    tokenizer = AutoTokenizer.from_pretrained(source)
     examples = dataset_examples([dataset], ("actor", "qa"))
     rows = [r for r in (encode(ex, tokenizer, max_length) for ex in examples) if r is not None]
     (out / "model").mkdir(parents=True, exist_ok=True)
     with (out / "rows.jsonl").open("w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
-    source = Path(resolve_model_path(cfg.base_model))
     for name in MODEL_FILES:
         if (source / name).is_file():
             shutil.copy(source / name, out / "model" / name)

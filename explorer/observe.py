@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -113,16 +114,20 @@ def draw_som(png: bytes, elements: list[Element]) -> bytes:
 
 def render_text(url: str, title: str, headings: list[str], elements: list[Element]) -> str:
     """The compact element list a text model reads: one line per mark."""
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
     lines = [f"Page: {title or '(untitled)'} | {url}"]
     if headings:
         lines.append("Headings: " + " / ".join(headings[:6]))
-    lines += [text_line(el, origin) for el in elements]
-    return "\n".join(lines)
+    return "\n".join(lines + text_lines(url, elements))
 
 
-def text_line(el: Element, origin: str) -> str:
-    """One element's line of `render_text` (`origin`: the page's scheme and host, stripped from same-site links)."""
+def text_lines(url: str, elements: Sequence[Element]) -> list[str]:
+    """The elements' lines of `render_text` on the page at `url` (same-site links shown without the origin)."""
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+    return [_text_line(el, origin) for el in elements]
+
+
+def _text_line(el: Element, origin: str) -> str:
+    """One element's line (`origin`: the page's scheme and host, stripped from same-site links)."""
     line = f"[{el.mark}] {el.role}"
     if el.name:
         line += f' "{el.name}"'

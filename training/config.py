@@ -102,4 +102,6 @@ class TrainConfig(BaseModel):
 def _read(file: Path) -> object:
     """The file's data: YAML for .yaml/.yml, TOML otherwise."""
     text = file.read_text()
-    return yaml.safe_load(text) or {} if file.suffix in (".yaml", ".yml") else tomllib.loads(text)
+    if file.suffix in (".yaml", ".yml"):
+        return yaml.safe_load(text) or {}
+    return tomllib.loads(text)

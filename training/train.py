@@ -8,11 +8,7 @@ to SFTTrainer pre-tokenized (`input_ids`, `labels`): it uses the labels as they 
 own metrics (token accuracy) to the log.
 
 The base model is loaded as its own float32 copy (inference may run bf16; the loaded LocalModel is never touched).
-Checkpoints go to `<out>/checkpoints/` (every `save_steps`); a killed run called again with the same `out`, data and
-config resumes from the last complete one (other data or settings start afresh). A finished run deletes them: the
-adapter folder is the result.
-On GPU set TrainConfig.bf16 and .gradient_checkpointing; for several GPUs run the same command under
-`accelerate launch` or `torchrun` (the Trainer reads the process group from the environment): no code changes.
+The fit itself, its resumable checkpoints (same `out`, data and config) and the GPU settings: training/lora.py.
 """
 
 from __future__ import annotations

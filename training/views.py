@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from training.samples import load_samples
 from training.sft import ROLES, SFTExample, sft_examples
 
 VIEWS = ("actor", "qa", "selector", "predictor")
-_SPLITS = {"actor": ("single_step", "multi_step"), "qa": ("page_qa",)}
+_VIEW_OF = {"single_step": "actor", "multi_step": "actor", "page_qa": "qa"}  # dataset split -> view
 
 
 def demonstration_example(demo: Demonstration, view: str, source: str) -> SFTExample:
@@ -61,9 +62,8 @@ def dataset_examples(folders: Sequence[str | Path], views: Sequence[str]) -> lis
     for folder in folders:
         if {"actor", "qa"} & set(views):
             for i, demo in enumerate(load_demonstrations(folder)):
-                view = next((v for v in ("actor", "qa") if demo.split in _SPLITS[v]), None)
-                if view in views:
-                    out.append(demonstration_example(demo, view, f"{folder}#{i}"))
+                if _VIEW_OF[demo.split] in views:
+                    out.append(demonstration_example(demo, _VIEW_OF[demo.split], f"{folder}#{i}"))
         roles = tuple(v for v in views if v in ROLES)
         if roles and (runs := dataset_runs(folder)):
             out += sft_examples(load_samples(runs), roles)
@@ -86,10 +86,7 @@ def weighted(examples: Iterable[SFTExample], weights: Mapping[str, float], seed:
 
 def view_counts(examples: Iterable[SFTExample]) -> dict[str, int]:
     """How many examples of each view."""
-    counts: dict[str, int] = {}
-    for ex in examples:
-        counts[ex.role] = counts.get(ex.role, 0) + 1
-    return counts
+    return dict(Counter(ex.role for ex in examples))
 
 
 def train_on_datasets(folders: Sequence[str | Path], cfg, out: str | Path, progress: bool = False):

@@ -22,11 +22,11 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from explorer.candidates import action_for
 from explorer.models import ChatModel, Message
-from explorer.observe import text_line
+from explorer.observe import text_lines
 from explorer.records import Action, Element, Observation
 from explorer.roles.asking import ask
 from explorer.roles.context import page_summary
@@ -91,10 +91,7 @@ def actor_messages(
 ) -> list[Message]:
     """The Actor's prompt: the task, the page (summary and first text blocks), the last steps and the elements;
     `shots` (prompt, answer) pairs go between the system text and the question, as earlier turns."""
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(obs.url))
-    system, user = actor_question(
-        intent, page_summary(obs), obs.texts, history, [text_line(el, origin) for el in shown]
-    )
+    system, user = actor_question(intent, page_summary(obs), obs.texts, history, text_lines(obs.url, shown))
     turns = [m for p, a in shots for m in ({"role": "user", "content": p}, {"role": "assistant", "content": a})]
     return [system, *turns, user]
 
@@ -103,7 +100,7 @@ def actor_question(
     intent: str, page: str, texts: Sequence[str], history: Sequence[str], lines: Sequence[str]
 ) -> tuple[Message, Message]:
     """(system, user) of the Actor for a page: its summary (`context.page_summary`), text blocks, the earlier
-    steps' descriptions and the shown elements' lines (`observe.text_line`). The live Actor and the training and
+    steps' descriptions and the shown elements' lines (`observe.text_lines`). The live Actor and the training and
     few-shot views built from datasets (`evals.shots`) all write the prompt here, so they read alike."""
     return messages(
         ROLE,
