@@ -83,7 +83,9 @@ async def self_improve(
     )
 
 
-@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient)
+# no log_prints: training hands its rows to `datasets` (TRL's SFTTrainer), which fingerprints with dill, whose
+# stdout capture of `dis` would land in the log (as in flows/dataset.py)
+@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient, log_prints=False)
 def learn_task(
     state: ImproveState, k: int, improve_dir: str, runs: list[str], train: TrainConfig, seconds: float = 0.0
 ) -> ImproveState:

@@ -110,7 +110,9 @@ def test_a_worker_runs_the_explore_deployment_from_prefect_yaml(prefect_server, 
     assert steps == 6 and nodes >= 2  # the worker explored the forum into the store
 
 
-def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(prefect_server, site_config, tmp_path):
+def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(
+    prefect_server, site_config, tmp_path, capfd
+):
     import asyncio
 
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -140,6 +142,10 @@ def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(pr
     assert (root / "adapters/round-1/adapter_config.json").exists()
     card = json.loads((root / "adapters/round-1/card.json").read_text())
     assert card["adopted"] == round1.adopted and card["round"] == 1
+    out, err = capfd.readouterr()
+    assert "Finished in state" in out + err  # the runs' log reaches the console, where it is read here
+    # training fingerprints its rows with dill, which captures the printed `dis` of code objects: never in the log
+    assert "LOAD_GLOBAL" not in out + err and "RETURN_VALUE" not in out + err
 
     direct = {"flows": {"name": {"any_": ["self_improve"]}}, "flow_runs": {"deployment_id": {"is_null_": True}}}
     ours = httpx.post(f"{api}/flow_runs/filter", json=direct).json()  # not the deployment's scheduled runs
