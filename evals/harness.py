@@ -91,11 +91,20 @@ class WebEpisode:
         return verdict.success, verdict.score, verdict.reason, verdict.checks
 
 
-class MiniWoBTask:
-    """One seeded MiniWoB++ episode of a task type, served by `server`."""
+# MiniWoB++ tasks end themselves after ~10 s (core.EPISODE_MAX_TIME), a limit set for RL agents acting in
+# milliseconds; a language model on a CPU takes longer than that per step, so every episode would time out. As
+# BrowserGym does for LLM agents (its `episode_max_time`), the harness lifts it to 1000 s; the step budget bounds
+# an episode instead.
+AGENT_TIME_LIMIT_MS = 1_000_000
 
-    def __init__(self, server: MiniWoBServer, task_type: str, seed: int):
-        self.server, self.task_type, self.seed = server, task_type, seed
+
+class MiniWoBTask:
+    """One seeded MiniWoB++ episode of a task type, served by `server` (`time_limit_ms`: the episode's limit)."""
+
+    def __init__(
+        self, server: MiniWoBServer, task_type: str, seed: int, time_limit_ms: int | None = AGENT_TIME_LIMIT_MS
+    ):
+        self.server, self.task_type, self.seed, self.time_limit_ms = server, task_type, seed, time_limit_ms
         self.task_id, self.intent = f"{task_type}:{seed}", ""
         self.episode: MiniWoBEpisode | None = None
 
@@ -105,7 +114,9 @@ class MiniWoBTask:
 
     async def begin(self, session) -> None:
         """Load the task page and start the seeded episode; the task's utterance becomes the intent."""
-        self.episode = await MiniWoBEpisode(session, self.task_type, self.seed).start()
+        self.episode = await MiniWoBEpisode(
+            session, self.task_type, self.seed, time_limit_ms=self.time_limit_ms
+        ).start()
         self.intent = self.episode.intent
 
     async def finished(self) -> bool:

@@ -1,8 +1,10 @@
 """`scalehop demo`: the whole job on the bundled sites with the embedded model, through the Prefect flows.
 
-serve the sites -> self_improve (explore every site concurrently, train a LoRA round on the failures,
-evaluate on held-out pages, gate) -> explore again with the adopted model -> build the dataset of every run
--> write the HTML report. Prefect runs the flows on its temporary local server unless PREFECT_API_URL is set.
+serve the sites -> self_improve (explore every site concurrently, build the round's dataset, train a LoRA round
+on the failures and the dataset's tasks, evaluate on held-out pages and on dev tasks, gate) -> task success of
+the base model and the adopted one on the bundled test split -> explore again with the adopted model -> build
+the dataset of every run -> write the HTML report. Prefect runs the flows on its temporary local server unless
+PREFECT_API_URL is set.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 import warnings
 from pathlib import Path
 
+from evals.results import Score
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.errors import ScalehopError
 from explorer.models import ModelConfig
@@ -25,11 +28,14 @@ from sites import serve_sites
 from synthesis.stats import DatasetStats
 from training.config import TrainConfig
 from training.state import ImproveState
+from training.tasks import TaskEvalConfig, evaluate_tasks
 
 # A budget that fits in about 10 minutes on 2 CPU cores (see the README's demo section).
 EXPLORE = ExploreConfig(max_steps=20, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=0)
 EXPLORE_AGAIN = ExploreConfig(max_steps=6, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=1)
-TRAIN = TrainConfig(epochs=2, batch_size=4, max_length=384, seed=0)
+TRAIN = TrainConfig(epochs=2, max_steps=12, batch_size=4, max_length=384, seed=0)
+DEV = TaskEvalConfig(limit=1, max_steps=4)  # the round's gate: the first dev task of each site, paired
+TEST = TaskEvalConfig(split="test", limit=2, max_steps=4)  # reported: the first two test tasks of each site
 DATASET_LIMIT = 4  # drafts per task type and run: replay validation costs a few seconds per multi-step task
 
 
@@ -81,7 +87,13 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
             print(f"  stage failed: {failed[-1]}", flush=True)
             return None
 
-    for old in ("improve", "explore-again", "dataset", "report.html"):  # the demo's own outputs of a previous run
+    for old in (
+        "improve",
+        "eval",
+        "explore-again",
+        "dataset",
+        "report.html",
+    ):  # the demo's own outputs of a previous run
         if (out / old).is_dir():
             shutil.rmtree(out / old)
         else:
@@ -104,22 +116,25 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
                     explore=EXPLORE,
                     train=TRAIN,
                     chromium=chromium,
+                    task_eval=DEV,
                 )
             ),
         )
         adapter = improve.adopted(root) if improve is not None else None
-        stage(f"2/4 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
+        stage("2/5 task success on the bundled test split: the base model and the adopted adapter (the Actor)")
+        tested = attempt("test tasks", test_tasks, sites, out / "eval", adapter, chromium) or {}
+        stage(f"3/5 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
         again = attempt("explore again", lambda: asyncio.run(_explore_again(sites, out, adapter))) or []
-        stage("3/4 build the dataset of every run")
+        stage("4/5 build the dataset of every run")
         # the demo's own run folders (those of a failed stage too), not any run.sqlite below `out`
         found = [*root.glob("explore/round-*/*/run.sqlite"), *(out / "explore-again").glob("*/run.sqlite")]
         runs = [str(p.parent) for p in sorted(found)]
         stats = attempt("dataset", build_dataset, runs, None, str(out / "dataset"), DATASET_LIMIT) if runs else None
-        stage("4/4 write the report")
+        stage("5/5 write the report")
         page = attempt("report", report, str(out))
     finally:
         servers.stop()
-    _print_summary(improve, again, stats)
+    _print_summary(improve, again, stats, tested)
     paths = {"improve": root, "dataset": out / "dataset", "report": Path(page) if page else None}
     print(f"\nself-improvement run (improve.json, explore/, adapters/): {root}")
     print(f"explorations with the adopted model: {out / 'explore-again'}")
@@ -130,9 +145,30 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
     return paths
 
 
-def _print_summary(improve: ImproveState | None, again: list[RunSummary], stats: DatasetStats | None) -> None:
+def test_tasks(sites: list[SiteConfig], out: Path, adapter: Path | None, chromium: str | None) -> dict[str, Score]:
+    """Task success on the bundled test split (TEST): the random floor, the Actor with the base model and with
+    `adapter` (if any): name -> Score."""
+    from evals.results import score
+    from explorer.config import BrowserConfig
+    from explorer.models import load_model
+
+    model, browser = load_model(ModelConfig()), BrowserConfig(executable=chromium)
+    floor = {"random (floor)": score(evaluate_tasks(None, None, TEST, sites, out / "random", browser, "random"))}
+    models = {"base": None} | ({"adopted": adapter} if adapter is not None else {})
+    return floor | {
+        name: score(evaluate_tasks(model, a, TEST, sites, out / name, browser)) for name, a in models.items()
+    }
+
+
+def _print_summary(
+    improve: ImproveState | None, again: list[RunSummary], stats: DatasetStats | None, tested: dict[str, Score]
+) -> None:
     for r in improve.rounds if improve is not None else []:
         print(f"\nround {r.round}:", f"{r.failures} failure samples of {r.transitions} transitions;")
+        views = ", ".join(f"{v} {n}" for v, n in r.examples_by_view.items())
+        print(f"  trained on {r.train_examples} examples ({views})")
+        if r.tasks is not None:
+            print(f"  dev tasks: {r.tasks.describe()}")
         acc = {
             name: None if e is None else e.predictor_accuracy for name, e in (("base", r.before), ("adapter", r.after))
         }
@@ -141,6 +177,11 @@ def _print_summary(improve: ImproveState | None, again: list[RunSummary], stats:
             f" (know-nothing: {r.floor.answer if r.floor else '-'}), base {acc['base']} -> adapter {acc['adapter']};"
             f" {'adopted' if r.adopted else 'rejected'} ({r.reason})"
         )
+    for name, sc in tested.items():
+        cost = f", {sc.tokens_per_trajectory:.0f} tokens each" if sc.tokens_per_trajectory else ""
+        print(f"test split, {name}: SR {sc.sr:.3f} on {sc.n} tasks, AS {sc.avg_steps:.2f}{cost}")
+    if tested and "adopted" not in tested:
+        print("  (no adapter was adopted: the base model is the one in use)")
     for a in again:
         print(f"  explore again {a.run_id}: {a.steps} steps, {a.states} states, {a.failures} failures")
     if stats is not None:

@@ -1,7 +1,8 @@
 """The self-improvement flows over `training.improve` (the one improve loop):
 
-- `self_improve`: R rounds of explore (every site concurrently, one retried, site-tagged task each) -> train ->
-  evaluate -> gate; a table artifact shows the rounds after each.
+- `self_improve`: R rounds of explore (every site concurrently, one retried, site-tagged task each) -> dataset
+  (reverse construction of the round's runs) -> train -> evaluate (held-out pages, dev tasks) -> gate; a table
+  artifact shows the rounds after each.
 - `train_round`: one round's learning half on runs explored elsewhere (train, evaluate, gate).
 """
 
@@ -16,10 +17,31 @@ from prefect.artifacts import create_table_artifact
 
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.models import ModelConfig
+from flows.dataset import dataset_task
 from flows.explore import site_task
 from flows.tasks import RETRIES, RETRY_DELAY_S, artifact_key, site_config, transient
 from training.config import TrainConfig
 from training.state import ImproveState, new_improve_id
+from training.tasks import TaskEvalConfig
+
+ROUND_RECIPE = "quick"  # the recipe a round's dataset is built with
+
+
+def round_dataset(runs: Sequence[Path], out: Path) -> Path:
+    """A round's dataset step: reverse construction of its runs into `out` (kept: a resumed round reuses it)."""
+    if not (out / "stats.json").is_file():
+        from synthesis.build import build_dataset
+        from synthesis.recipe import load_recipe
+
+        build_dataset(list(runs), load_recipe(ROUND_RECIPE), out)
+    return out
+
+
+def dataset_in_task(runs: Sequence[Path], out: Path) -> Path:
+    """The flow's dataset step: `dataset_task`, a retried Prefect task (skipped when the dataset is there)."""
+    if not (out / "stats.json").is_file():
+        dataset_task([str(r) for r in runs], ROUND_RECIPE, str(out), None)
+    return out
 
 
 async def explore_concurrently(
@@ -31,15 +53,22 @@ async def explore_concurrently(
 
 
 def round_rows(state: ImproveState) -> list[dict]:
-    """The rounds so far as table rows: failures, the floor, held-out accuracy before and after, the decision."""
+    """The rounds so far as table rows: failures, examples per view, the floor, held-out accuracy before and after,
+    dev-task SR and AS before and after, the decision."""
     return [
         {
             "round": r.round,
             "failures": r.failures,
+            "examples": r.examples_by_view,
             "heldout": r.heldout,
             "floor": None if r.floor is None else r.floor.accuracy,
             "accuracy_before": None if r.before is None else r.before.predictor_accuracy,
             "accuracy_after": None if r.after is None else r.after.predictor_accuracy,
+            "tasks": None if r.tasks is None else r.tasks.n,
+            "sr_before": None if r.tasks is None else r.tasks.before.sr,
+            "sr_after": None if r.tasks is None else r.tasks.after.sr,
+            "as_before": None if r.tasks is None else r.tasks.before.avg_steps,
+            "as_after": None if r.tasks is None else r.tasks.after.avg_steps,
             "adopted": r.adopted,
             "reason": r.reason,
         }
@@ -64,9 +93,10 @@ async def self_improve(
     train: TrainConfig | None = None,
     heldout_share: float = 0.3,
     chromium: str | None = None,
+    task_eval: TaskEvalConfig | None = None,
 ) -> ImproveState:
-    """R rounds into `runs_dir/improve_id` (improve.json, explore/, adapters/); an existing improve run of that id
-    is resumed."""
+    """R rounds into `runs_dir/improve_id` (improve.json, explore/, datasets/, adapters/, evals/); an existing
+    improve run of that id is resumed. `task_eval`: the dev tasks rounds are gated on (None: the Predictor)."""
     from training.improve import run_improvement
 
     return await run_improvement(
@@ -77,7 +107,9 @@ async def self_improve(
         train=train or TrainConfig(),
         browser=BrowserConfig(executable=chromium),
         heldout_share=heldout_share,
+        task_eval=task_eval,
         explore_step=explore_concurrently,
+        dataset_step=dataset_in_task,
         learn_step=learn_in_task,
         on_round=publish_rounds,
     )
@@ -87,21 +119,53 @@ async def self_improve(
 # stdout capture of `dis` would land in the log (as in flows/dataset.py)
 @task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient, log_prints=False)
 def learn_task(
-    state: ImproveState, k: int, improve_dir: str, runs: list[str], train: TrainConfig, seconds: float = 0.0
+    state: ImproveState,
+    k: int,
+    improve_dir: str,
+    runs: list[str],
+    train: TrainConfig,
+    seconds: float = 0.0,
+    datasets: list[str] | None = None,
+    sites: list[SiteConfig] | None = None,
+    browser: BrowserConfig | None = None,
 ) -> ImproveState:
     """Round k's learning half (training.improve.learn_round): train, evaluate, gate; returns the state."""
     from explorer.models import Embedder, load_model
     from training.improve import learn_round
 
     model = load_model(ModelConfig(model=train.base_model))
-    return learn_round(state, k, improve_dir, [Path(r) for r in runs], train, model, Embedder().similarity, seconds)
+    return learn_round(
+        state,
+        k,
+        improve_dir,
+        [Path(r) for r in runs],
+        train,
+        model,
+        Embedder().similarity,
+        seconds,
+        datasets=[Path(d) for d in datasets or ()],
+        sites=sites or (),
+        browser=browser,
+    )
 
 
 def learn_in_task(
-    state: ImproveState, k: int, improve_dir: Path, runs: Sequence[Path], train: TrainConfig, seconds: float
+    state: ImproveState,
+    k: int,
+    improve_dir: Path,
+    runs: Sequence[Path],
+    train: TrainConfig,
+    seconds: float,
+    *,
+    datasets: Sequence[Path] = (),
+    sites: Sequence[SiteConfig] = (),
+    browser: BrowserConfig | None = None,
 ) -> ImproveState:
     """The flow's learn step: `learn_task`, a retried Prefect task."""
-    return learn_task(state, k, str(improve_dir), [str(r) for r in runs], train, seconds)
+    return learn_task(
+        state, k, str(improve_dir), [str(r) for r in runs], train, seconds, [str(d) for d in datasets], list(sites),
+        browser,
+    )  # fmt: skip
 
 
 @flow(name="train_round", log_prints=True)

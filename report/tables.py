@@ -34,6 +34,11 @@ def _eval(name: str, metric: str) -> Callable[[RoundResult], object]:
     return value
 
 
+def _tasks(side: str, metric: str) -> Callable[[RoundResult], object]:
+    """A round's dev-task `metric` (sr, avg_steps) of `side` (before, after), None when no tasks ran."""
+    return lambda r: None if r.tasks is None else getattr(getattr(r.tasks, side), metric)
+
+
 def _train(metric: str) -> Callable[[RoundResult], object]:
     """A round's training metric (None when nothing was trained)."""
     return lambda r: None if r.train is None else r.train.get(metric)
@@ -46,11 +51,18 @@ ROUND_COLUMNS: list[tuple[str, Callable[[RoundResult], object]]] = [
     ("failures", lambda r: r.failures),
     ("transitions", lambda r: r.transitions),
     ("train examples", lambda r: r.train_examples),
+    ("by view", lambda r: ", ".join(f"{v} {n}" for v, n in r.examples_by_view.items()) or None),
     ("held-out", lambda r: r.heldout),
     ("base accuracy", _eval("base", "predictor_accuracy")),
     ("before accuracy", _eval("before", "predictor_accuracy")),
     ("after accuracy", _eval("after", "predictor_accuracy")),
     ("after surprise", _eval("after", "selector_surprise")),
+    ("dev tasks", lambda r: None if r.tasks is None else r.tasks.n),
+    ("SR before", _tasks("before", "sr")),
+    ("SR after", _tasks("after", "sr")),
+    ("AS before", _tasks("before", "avg_steps")),
+    ("AS after", _tasks("after", "avg_steps")),
+    ("won / lost", lambda r: None if r.tasks is None else f"{r.tasks.wins} / {r.tasks.losses}"),
     ("loss first", _train("loss_first")),
     ("loss last", _train("loss_last")),
     ("train tokens/s", _train("tokens_per_s")),
@@ -71,6 +83,9 @@ CARD_COLUMNS = [
     ("held-out", "counts.heldout"),
     ("before accuracy", "metrics.before.predictor_accuracy"),
     ("after accuracy", "metrics.after.predictor_accuracy"),
+    ("actor examples", "counts.actor_examples"),
+    ("SR before", "metrics.tasks.before.sr"),
+    ("SR after", "metrics.tasks.after.sr"),
     ("loss first", "metrics.train.loss_first"),
     ("loss last", "metrics.train.loss_last"),
     ("adopted", "adopted"),

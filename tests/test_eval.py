@@ -16,6 +16,7 @@ import pytest
 from markupsafe import escape
 
 from evals.results import EvalRun, TaskResult
+from tests.lora import save_random_lora
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli"]
@@ -111,6 +112,33 @@ def test_miniwob_through_the_cli(tmp_path):
     for t in s["tasks"]:
         check = on_disk[t["task_id"]].checks[0]
         assert check.eval_type == "miniwob_reward" and (check.score == 1.0) == t["success"]
+
+
+@pytest.mark.slow
+def test_adapters_side_by_side(tmp_path):
+    """`--adapters base,PATH`: one evaluation per model on the same episodes, each in its own folder, a table row
+    each and `by_adapter` under --json. The adapter is a real peft LoRA with seeded noise in B (no training), so
+    the Actor's answers differ between the two rows only if the adapter was applied."""
+    from explorer.models import embedded_model_dir
+
+    adapter = save_random_lora(tmp_path / "round-1", embedded_model_dir())
+    out = tmp_path / "side"
+    done = scalehop("eval", "miniwob:click-button", "--policy", "actor", "--episodes", "1", "--max-steps", "2",
+                    "--adapters", f"base,{adapter}", "--json", "--out", str(out))  # fmt: skip
+    s = summary(done)
+    assert set(s["by_adapter"]) == {"base", "round-1"}
+    assert s["tasks"] == s["by_adapter"]["base"]["tasks"]  # the top-level fields are the first model's
+    rows = [line.split()[0] for line in done.stdout.splitlines() if line.split()[:1] in (["base"], ["round-1"])]
+    assert rows == ["base", "round-1"]  # the side-by-side table
+    runs = {name: EvalRun.load(out / name) for name in ("base", "round-1")}
+    assert runs["base"].adapter == "base" and runs["round-1"].adapter == str(adapter)
+    assert runs["base"].task_ids == runs["round-1"].task_ids == ["click-button:0"]
+    traces = {name: results(out / name)["click-button:0"].trajectory for name in runs}
+    assert all(traces.values())
+    assert (
+        traces["base"][0].reasoning != traces["round-1"][0].reasoning
+        or traces["base"][0].action != traces["round-1"][0].action
+    )  # the adapter changed the Actor's first answer
 
 
 def test_report_shows_the_evaluation(tmp_path):

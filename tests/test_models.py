@@ -42,6 +42,7 @@ from explorer.models import (  # noqa: E402
 from explorer.models import embedded as embedded_module  # noqa: E402
 from explorer.models.chat import from_openai_messages, to_openai_messages  # noqa: E402
 from explorer.models.server import build_server  # noqa: E402
+from tests.lora import save_random_lora  # noqa: E402
 
 PROMPT = [{"role": "system", "content": "You are concise."}, {"role": "user", "content": "Name three fruits."}]
 PROMPTS = [
@@ -72,20 +73,7 @@ def model(fresh_cache) -> LocalModel:
 @pytest.fixture(scope="module")
 def adapter_dir(model, tmp_path_factory):
     """A peft LoRA adapter (q_proj, v_proj) with random non-zero B weights, so it changes the model's output."""
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    base = AutoModelForCausalLM.from_pretrained(embedded_model_dir())
-    torch.manual_seed(0)  # lora_A's random init: the same adapter every run
-    peft_model = get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, param in peft_model.named_parameters():
-            if "lora_B" in name:
-                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
-    folder = tmp_path_factory.mktemp("adapters") / "round-1"
-    peft_model.save_pretrained(folder)
-    return folder
+    return save_random_lora(tmp_path_factory.mktemp("adapters") / "round-1", embedded_model_dir())
 
 
 @contextlib.contextmanager

@@ -18,15 +18,18 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from evals.results import EvalRun
 from explorer.audit import know_nothing
 from explorer.config import BrowserConfig, ExploreConfig
 from explorer.errors import ConfigError
 from explorer.models import Embedder, ModelConfig, embedded_model_dir, load_model
 from explorer.records import Transition
 from explorer.roles import parse_selection, predict, predictor_messages
+from explorer.roles.actor import actor_question
 from explorer.roles.prompts import prefill
 from explorer.run import run_exploration
 from flows.cli import main as cli_main
+from flows.improve import round_dataset
 from training import (
     AdapterCard,
     TrainConfig,
@@ -40,10 +43,12 @@ from training import (
     write_card,
 )
 from training.evaluate import case_of, evaluate
-from training.gate import gate
+from training.gate import GateDecision, decide, gate
 from training.improve import run_improvement
+from training.paired import paired_sr
 from training.sft import SFTExample, predictor_example
 from training.state import ImproveState
+from training.tasks import TaskEvalConfig, evaluate_tasks
 from training.train import IGNORE, encode, train_adapter
 
 # Few examples, seen often: enough for the adapter to learn its examples' answers (a 135M model needs ~20 passes)
@@ -314,23 +319,39 @@ async def test_one_improve_round_trains_evaluates_gates_and_records(failures, si
     shutil.copytree(Path(failures[0].run), root / "explore" / "round-1" / "shop")
     explore = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, seed=0)
     train = TrainConfig(max_steps=2, batch_size=2, rank=4, alpha=8, seed=seed)
-    state = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
-    assert ImproveState.load(root) == state
+    dev = TaskEvalConfig(limit=2, max_steps=2)  # the first two tasks of the shop's dev split
+    kw = {"explore": explore, "train": train, "heldout_share": 0.5, "task_eval": dev, "dataset_step": round_dataset}
+    state = await run_improvement([site_config("shop")], 1, root, **kw)
+    assert ImproveState.load(root) == state and state.task_eval == dev
     (only,) = state.rounds
     assert only.failures == sum(s.kind == "failure" for s in failures) and only.explore_runs == ["explore/round-1/shop"]
     assert only.train_examples > 0 and only.heldout > 0 and only.adapter == "adapters/round-1"
+    # the round's dataset (reverse construction of its run) gives the Actor's view next to the failure views
+    assert only.datasets == ["datasets/round-1"] and (root / "datasets/round-1/stats.json").is_file()
+    assert only.examples_by_view["actor"] > 0 and only.examples_by_view["predictor"] > 0
+    assert sum(only.examples_by_view.values()) == only.train_examples
     assert only.before == only.base and only.after.adapter == "round-1"
     after, floor = only.after.predictor_accuracy, only.floor.accuracy
     assert only.after.floor == only.base.floor == floor  # one floor: that of the held-out set
     assert only.floor.answer in only.floor.answers and floor == max(only.floor.answers.values())
+    # the dev tasks, paired: the base model and the adapter on the same two tasks, each a stored evaluation
+    tasks = only.tasks
+    assert tasks.n == 2 and tasks.before.n == tasks.after.n == 2 and tasks.wins + tasks.losses <= 2
+    for side in ("before", "after"):
+        stored = EvalRun.load(root / "evals" / "round-1" / side / "bundled-shop-dev")
+        assert stored.task_ids == ["shop-nav-01", "shop-nav-03"] and stored.max_steps == 2
+    # two tasks cannot show a difference beyond noise, so the held-out Predictor decides
+    assert tasks.verdict() == "same" and "within noise" in only.reason
     assert only.adopted == (after >= only.before.predictor_accuracy and after > floor)
     assert state.adopted_adapter == ("adapters/round-1" if only.adopted else None)
-    again = await run_improvement([site_config("shop")], 1, root, explore=explore, train=train, heldout_share=0.5)
+    again = await run_improvement([site_config("shop")], 1, root, **kw)
     assert again == state  # the run has its round: running it again resumes it and does nothing more
     card = read_card(root / "adapters" / "round-1")
     assert card.round == 1 and card.parent_round is None and card.adopted == only.adopted
     assert card.counts["train_examples"] == only.train_examples and len(card.data_hash) == 64
+    assert card.counts["actor_examples"] == only.examples_by_view["actor"]
     assert card.metrics["after"]["predictor_total"] == only.heldout and card.metrics["train"]["steps"] == 2
+    assert card.metrics["tasks"]["n"] == 2
     assert (root / "adapters" / "round-1" / "adapter_model.safetensors").is_file()
 
 
@@ -351,3 +372,29 @@ def test_bad_train_config_and_improve_input_name_the_problem(tmp_path, capsys):
     assert "missing.toml" in capsys.readouterr().err
     assert cli_main(["improve", "http://127.0.0.1:9/", "--rounds", "0"]) == 2
     assert "--rounds" in capsys.readouterr().err
+
+
+def test_the_task_gate_rejects_an_adapter_that_stops_at_once(model, tmp_path):
+    """A real LoRA, trained (TRL's SFTTrainer) to answer `stop` to any Actor prompt, loses on the same MiniWoB++
+    episodes every one the base Actor wins: a significant paired loss, which rejects it even where the held-out
+    Predictor would adopt it."""
+    dev = TaskEvalConfig(miniwob=("click-test", "click-dialog"), episodes=3, max_steps=2)
+    before = evaluate_tasks(model, None, dev, [], tmp_path / "before")
+    assert sum(r.success for r in before) >= 4, [r.reason for r in before]  # the base Actor clicks the button
+    prompts = [("Click the button.", '[1] button "Click Me!"'), ("Close the dialog.", '[2] button "OK"'),
+               ("Press submit.", '[4] button "Submit"'), ("Click on ONE.", '[3] button "ONE"')]  # fmt: skip
+    examples = [
+        SFTExample("actor", list(actor_question(intent, "a small page", (), (), (line,))), "ACTION:",
+                   " stop\nREASON: nothing to do.", f"stop-{i}")
+        for i, (intent, line) in enumerate(prompts)
+    ]  # fmt: skip
+    stopper = tmp_path / "adapters" / "stopper"
+    train_adapter(examples, TrainConfig(**(TINY | {"views": ("actor",)})), stopper)
+    after = evaluate_tasks(model, stopper, dev, [], tmp_path / "after")
+    assert model.adapter_id is None  # the evaluation restores the model's adapter
+    paired = paired_sr(before, after)
+    assert paired.losses >= 4 and paired.wins == 0 and paired.verdict() == "worse", paired
+    assert all(r.trajectory[0].action.kind == "stop" for r in after)
+    would_adopt = GateDecision(adopted=True, reason="held-out accuracy 0.5 >= 0.4", before=0.4, after=0.5, floor=0.3)
+    decision = decide(would_adopt, paired)
+    assert not decision.adopted and decision.reason.startswith("task SR regression")

@@ -1,4 +1,9 @@
-"""Gating: a new adapter is adopted only if it does not regress on the held-out set and beats the floor there.
+"""Gating: a new adapter is adopted on task success first, then on the held-out Predictor.
+
+- Task success (`training.paired`): the current model and the candidate run the same dev tasks with the same
+  seeds. A significant loss rejects, a significant gain adopts; a split that noise explains decides nothing.
+- The held-out Predictor (`gate`): without a significant task-success difference the candidate is adopted only
+  if it does not regress on the held-out transitions and beats the floor there.
 
 The floor (`EvalReport.floor`) is the accuracy of the best know-nothing answer on the same held-out set (the
 site's name, the most common title, "Nothing visible changes.", ...): an adapter at or below it has learned
@@ -10,6 +15,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from training.evaluate import EvalReport
+from training.paired import ALPHA, PairedSR
 
 
 class GateDecision(BaseModel):
@@ -41,3 +47,29 @@ def gate(current: EvalReport, candidate: EvalReport, min_gain: float = 0.0) -> G
         )
     above = f", above the floor {low:.3f}" if low is not None else ""
     return decision(True, f"held-out accuracy {after:.3f} >= {before:.3f} of {name}{above}")
+
+
+def decide(predictor: GateDecision | None, paired: PairedSR | None, alpha: float = ALPHA) -> GateDecision | None:
+    """The round's decision: task success when it differs beyond noise (paired sign test at `alpha`), else the
+    held-out Predictor's `predictor` (None when neither was measured)."""
+    if paired is None:
+        return predictor
+    before = after = 0.0
+    floor = None
+    if predictor is not None:
+        before, after, floor = predictor.before, predictor.after, predictor.floor
+    seen = f"; held-out Predictor: {predictor.reason}" if predictor is not None else ""
+    verdict = paired.verdict(alpha)
+    if verdict == "worse":
+        return GateDecision(
+            adopted=False, reason=f"task SR regression: {paired.describe()}{seen}", before=before, after=after,
+            floor=floor,
+        )  # fmt: skip
+    if verdict == "better":
+        return GateDecision(
+            adopted=True, reason=f"task SR gain: {paired.describe()}{seen}", before=before, after=after, floor=floor
+        )
+    if predictor is None:
+        return GateDecision(adopted=False, reason=f"no significant task SR gain: {paired.describe()}", before=0.0,
+                            after=0.0)  # fmt: skip
+    return predictor.model_copy(update={"reason": f"task SR within noise ({paired.describe()}); {predictor.reason}"})

@@ -19,6 +19,8 @@ from explorer.audit import Floor
 from explorer.config import ExploreConfig
 from training.config import TrainConfig
 from training.evaluate import EvalReport
+from training.paired import PairedSR
+from training.tasks import TaskEvalConfig
 
 
 class RoundResult(BaseModel):
@@ -27,14 +29,17 @@ class RoundResult(BaseModel):
     round: int  # k, 1-based
     explored_with: str | None  # adapter folder (relative) used to explore this round; None: the base model
     explore_runs: list[str]  # run folders of this round (relative)
+    datasets: list[str] = []  # dataset folders built from this round's runs (relative): the task views' source
     failures: int  # failure samples (j=0) explored this round
     transitions: int  # transitions explored this round (j=0 and j=1)
-    train_examples: int  # SFT examples trained on (failures of training pages, all rounds so far)
+    train_examples: int  # SFT examples trained on (failures of training pages so far; this round's tasks)
+    examples_by_view: dict[str, int] = {}  # of them, per view (actor, qa, selector, predictor), after weights
     heldout: int  # held-out transitions (pages never trained on, all rounds so far)
     floor: Floor | None  # the best know-nothing answer on the held-out transitions; a gain counts only above it
     base: EvalReport | None  # the base model on the held-out transitions
     before: EvalReport | None  # the model in use before this round
     after: EvalReport | None  # this round's adapter
+    tasks: PairedSR | None = None  # task success on the dev tasks: the model in use before, this round's adapter
     adopted: bool  # the gate's decision: adopted only above the floor and without regression
     reason: str
     adapter: str | None  # this round's adapter folder (relative); None when nothing was trained
@@ -54,6 +59,7 @@ class ImproveState(Artifact):
     heldout_share: float
     train_config: TrainConfig
     explore_config: ExploreConfig
+    task_eval: TaskEvalConfig | None = None  # the dev tasks rounds are gated on (None: the Predictor alone)
     rounds: list[RoundResult] = []
     adopted_adapter: str | None = None  # relative to the improve run when inside it; None: the base model
 

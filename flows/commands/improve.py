@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from explorer.config import BrowserConfig, ExploreConfig, load_site_config
+from explorer.config import BrowserConfig, ExploreConfig, load_site_config, validated
 from explorer.errors import ConfigError
 from flows.options import add_config_options, config_from_args
 
@@ -42,6 +42,14 @@ def add_commands(sub) -> None:
     p.add_argument("--lr", type=float, help="override the train config's learning rate")
     p.add_argument("--heldout-share", type=float, default=0.3, help="share of pages held out for evaluation")
     p.add_argument("--seed", type=int, default=0, help="random seed of exploration, the page split and training")
+    p.add_argument(
+        "--dev-tasks",
+        help="comma-separated task suites the rounds are gated on (bundled:<site>:dev, task files); default: the "
+        "bundled dev split of each improved site that has one; 'none': gate on the held-out Predictor alone",
+    )
+    p.add_argument("--dev-limit", type=int, default=6, help="the first N tasks of each dev suite")
+    p.add_argument("--dev-miniwob", help="MiniWoB++ task types to gate on too (comma-separated)")
+    p.add_argument("--dev-max-steps", type=int, default=6, help="actions per dev task")
     model_args(p)
     p.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     p.add_argument("--json", action="store_true", help="last line: a JSON summary (per-round held-out accuracy)")
@@ -50,6 +58,7 @@ def add_commands(sub) -> None:
 
 def cmd_improve(args: argparse.Namespace) -> int:
     """Run the rounds and print their summary."""
+    from flows.improve import round_dataset
     from training.config import TrainConfig
     from training.improve import run_improvement
 
@@ -75,6 +84,8 @@ def cmd_improve(args: argparse.Namespace) -> int:
             browser=BrowserConfig(executable=args.chromium),
             heldout_share=args.heldout_share,
             start_adapter=args.adapter,
+            task_eval=task_eval(args),
+            dataset_step=round_dataset,
         )
     )
     short = brief(state, Path(args.runs_dir) / improve_id)
@@ -86,15 +97,32 @@ def cmd_improve(args: argparse.Namespace) -> int:
                 f"round {r['round']}: failures {r['failures']}, held-out {r['heldout']}, floor {r['floor']}"
                 f" ({r['floor_answer']}), accuracy base "
                 f"{r['accuracy_base']} -> before {r['accuracy_before']} -> after {r['accuracy_after']}; "
+                f"dev-task SR {r['sr_before']} -> {r['sr_after']} on {r['dev_tasks']} tasks; "
                 f"{'adopted' if r['adopted'] else 'rejected'} ({r['reason']})"
             )
         print(f"adopted adapter: {short['adopted_adapter'] or 'none (base model)'}; see {short['improve_dir']}")
     return 0
 
 
+def task_eval(args: argparse.Namespace):
+    """The dev tasks of the --dev-* flags (None: `--dev-tasks none`)."""
+    from training.tasks import TaskEvalConfig
+
+    if (args.dev_tasks or "").strip().lower() == "none":
+        return None
+    suites = tuple(t.strip() for t in (args.dev_tasks or "").split(",") if t.strip())
+    miniwob = tuple(t.strip() for t in (args.dev_miniwob or "").split(",") if t.strip())
+    return validated(
+        lambda: TaskEvalConfig(
+            suites=suites, limit=args.dev_limit, miniwob=miniwob, max_steps=args.dev_max_steps, seed=args.seed
+        ),
+        "--dev-* options",
+    )
+
+
 def brief(state: ImproveState, improve_dir: Path) -> dict:
-    """The CLI's JSON summary: per round the floor and the held-out accuracy (base, before, after), counts and the
-    decision."""
+    """The CLI's JSON summary: per round the floor and the held-out accuracy (base, before, after), dev-task SR and
+    AS (before, after), counts and the decision."""
 
     def acc(report: EvalReport | None) -> float | None:
         return None if report is None else report.predictor_accuracy
@@ -114,6 +142,12 @@ def brief(state: ImproveState, improve_dir: Path) -> dict:
                 "accuracy_base": acc(r.base),
                 "accuracy_before": acc(r.before),
                 "accuracy_after": acc(r.after),
+                "examples": r.examples_by_view,
+                "dev_tasks": None if r.tasks is None else r.tasks.n,
+                "sr_before": None if r.tasks is None else r.tasks.before.sr,
+                "sr_after": None if r.tasks is None else r.tasks.after.sr,
+                "as_before": None if r.tasks is None else r.tasks.before.avg_steps,
+                "as_after": None if r.tasks is None else r.tasks.after.avg_steps,
                 "adopted": r.adopted,
                 "adapter": r.adapter,
                 "reason": r.reason,
