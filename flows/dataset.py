@@ -9,7 +9,8 @@ from flows.tasks import RETRIES, RETRY_DELAY_S, transient
 from synthesis.stats import DatasetStats
 
 
-@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient)
+# log_prints off even inside a flow that logs prints (self_improve): see build_dataset below
+@task(retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=transient, log_prints=False)
 def dataset_task(run_dirs: list[str], recipe: str | None, out: str | None, limit: int | None) -> DatasetStats:
     """Reverse construction (see synthesis.build.build_dataset); returns its stats.json."""
     from synthesis.build import build_dataset

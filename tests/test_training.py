@@ -167,8 +167,18 @@ def test_evaluation_decodes_like_the_live_predictor(failures, model, trained):
         for s in failures
     ]
     evaluated = predictor_predictions(model, failures, None)
-    assert [_decoded(p) for p in evaluated] == [_decoded(p) for p in live]
+
+    def kind(p) -> tuple:
+        return p.change.split(":", 1)[0], p.navigates, p.fallback
+
+    assert [kind(p) for p in evaluated] == [kind(p) for p in live]  # the kind is chosen per sample: as live
+    # the rest is decoded in a batch, whose padding can flip a near-tie in fp32: most, not all, must agree;
+    # decoded one by one, every sample must
+    same = sum(_decoded(e) == _decoded(p) for e, p in zip(evaluated, live, strict=True))
+    assert same >= 0.8 * len(live), f"{same} of {len(live)} batched predictions decode like the live Predictor"
     few = failures[:3]
+    alone = [predictor_predictions(model, [s], None)[0] for s in few]
+    assert [_decoded(p) for p in alone] == [_decoded(p) for p in live[:3]]
     name = model.load_adapter(trained["dir"], name="decode-adapter", activate=False)
     # one sample per call: a batch pads its prompts, and in fp32 padding can flip a near-tie of a freshly
     # overfit adapter; what is checked here is the decoding path (kind first, with the adapter), not batch numerics
@@ -180,7 +190,7 @@ def test_evaluation_decodes_like_the_live_predictor(failures, model, trained):
     finally:
         model.set_adapter(None)
     assert [_decoded(p) for p in tuned] == [_decoded(p) for p in live_tuned]
-    assert [_decoded(p) for p in tuned] != [_decoded(p) for p in evaluated[:3]]  # the adapter did change answers
+    assert [_decoded(p) for p in tuned] != [_decoded(p) for p in alone]  # the adapter did change answers
 
 
 @pytest.fixture(scope="module")
