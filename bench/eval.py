@@ -61,6 +61,30 @@ def demo_dataset(cache: Path, sites) -> Path:
     return out
 
 
+def target_episodes(target: str, tasks, sites, similarity, mw, miniwob: str, episodes: int, seed: int):
+    """The episodes of a table column: the bundled test tasks, or seeded MiniWoB++ episodes (seed * 1000 on)."""
+    if target == "bundled":
+        return web_episodes(tasks, sites, similarity)
+    return miniwob_episodes(mw, miniwob, episodes, seed=seed * 1000)
+
+
+def evaluate(episodes, policy, folder: Path, row: str, target: str, seed: int, max_steps: int, adapter=None):
+    """One evaluation, cached and resumable in `folder`: (Score, seconds)."""
+    run = EvalRun(
+        eval_id=folder.name,
+        suite=target,
+        policy=row,
+        model=None if row == "random" else "smollm2-135m",
+        adapter=None if adapter is None else str(adapter),
+        max_steps=max_steps,
+        seed=seed,
+        task_ids=[e.task_id for e in episodes],
+    )
+    t0 = time.perf_counter()
+    results = asyncio.run(run_eval(episodes, policy, folder, run, BrowserConfig()))
+    return score(results), time.perf_counter() - t0
+
+
 def policy_for(row: str, model, similarity, shots, seed: int):
     """The policy of a table row."""
     name = {"zero-shot": "actor", "few-shot": "actor"}.get(row, row)
@@ -109,24 +133,12 @@ def main() -> None:
                 for target in ("bundled", "miniwob"):
                     per_seed = []
                     for seed in seeds:
-                        if target == "bundled":
-                            episodes = web_episodes(tasks, sites, similarity)
-                        else:
-                            episodes = miniwob_episodes(mw, args.miniwob, args.episodes, seed=seed * 1000)
+                        episodes = target_episodes(
+                            target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed
+                        )
                         policy = policy_for(row, model, similarity, shots, seed)
                         folder = cache / "evals" / f"{row}-{target}-seed{seed}-steps{args.max_steps}"
-                        run = EvalRun(
-                            eval_id=folder.name,
-                            suite=target,
-                            policy=row,
-                            model=None if row == "random" else "smollm2-135m",
-                            max_steps=args.max_steps,
-                            seed=seed,
-                            task_ids=[e.task_id for e in episodes],
-                        )
-                        t0 = time.perf_counter()
-                        results = asyncio.run(run_eval(episodes, policy, folder, run, BrowserConfig()))
-                        per_seed.append((score(results), time.perf_counter() - t0))
+                        per_seed.append(evaluate(episodes, policy, folder, row, target, seed, args.max_steps))
                     table.append(_row(row, target, per_seed))
                     print(f"{row} {target}: {table[-1]}", file=sys.stderr, flush=True)
     finally:

@@ -23,6 +23,7 @@ from explorer.summary import RunSummary
 from flows.dataset import build_dataset
 from flows.explore import explore_site
 from flows.improve import self_improve
+from flows.progress import Heartbeat
 from flows.reporting import report
 from sites import serve_sites
 from synthesis.stats import DatasetStats
@@ -102,36 +103,37 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
     improve = again = stats = page = None
     servers = serve_sites(port=0, slow_seconds=5)
     try:
-        sites = bundled_site_configs(servers.urls)
-        print(f"scalehop demo: {', '.join(servers.urls)} served at {', '.join(servers.urls.values())}")
-        stage("1/4 self-improvement round: explore each site (SCALE-Hop, embedded model), train, evaluate, gate")
-        improve = attempt(
-            "self-improvement",
-            lambda: asyncio.run(
-                self_improve(
-                    sites,
-                    rounds=1,
-                    runs_dir=str(out),
-                    improve_id="improve",
-                    explore=EXPLORE,
-                    train=TRAIN,
-                    chromium=chromium,
-                    task_eval=DEV,
-                )
-            ),
-        )
-        adapter = improve.adopted(root) if improve is not None else None
-        stage("2/5 task success on the bundled test split: the base model and the adopted adapter (the Actor)")
-        tested = attempt("test tasks", test_tasks, sites, out / "eval", adapter, chromium) or {}
-        stage(f"3/5 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
-        again = attempt("explore again", lambda: asyncio.run(_explore_again(sites, out, adapter))) or []
-        stage("4/5 build the dataset of every run")
-        # the demo's own run folders (those of a failed stage too), not any run.sqlite below `out`
-        found = [*root.glob("explore/round-*/*/run.sqlite"), *(out / "explore-again").glob("*/run.sqlite")]
-        runs = [str(p.parent) for p in sorted(found)]
-        stats = attempt("dataset", build_dataset, runs, None, str(out / "dataset"), DATASET_LIMIT) if runs else None
-        stage("5/5 write the report")
-        page = attempt("report", report, str(out))
+        with Heartbeat(out, stage):  # a line of what moved under `out` every 20 s: runs, training, evaluations
+            sites = bundled_site_configs(servers.urls)
+            print(f"scalehop demo: {', '.join(servers.urls)} served at {', '.join(servers.urls.values())}")
+            stage("1/5 self-improvement round: explore each site (SCALE-Hop, embedded model), train, evaluate, gate")
+            improve = attempt(
+                "self-improvement",
+                lambda: asyncio.run(
+                    self_improve(
+                        sites,
+                        rounds=1,
+                        runs_dir=str(out),
+                        improve_id="improve",
+                        explore=EXPLORE,
+                        train=TRAIN,
+                        chromium=chromium,
+                        task_eval=DEV,
+                    )
+                ),
+            )
+            adapter = improve.adopted(root) if improve is not None else None
+            stage("2/5 task success on the bundled test split: the base model and the adopted adapter (the Actor)")
+            tested = attempt("test tasks", test_tasks, sites, out / "eval", adapter, chromium) or {}
+            stage(f"3/5 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
+            again = attempt("explore again", lambda: asyncio.run(_explore_again(sites, out, adapter))) or []
+            stage("4/5 build the dataset of every run")
+            # the demo's own run folders (those of a failed stage too), not any run.sqlite below `out`
+            found = [*root.glob("explore/round-*/*/run.sqlite"), *(out / "explore-again").glob("*/run.sqlite")]
+            runs = [str(p.parent) for p in sorted(found)]
+            stats = attempt("dataset", build_dataset, runs, None, str(out / "dataset"), DATASET_LIMIT) if runs else None
+            stage("5/5 write the report")
+            page = attempt("report", report, str(out))
     finally:
         servers.stop()
     _print_summary(improve, again, stats, tested)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from prefect import flow, task
@@ -94,9 +95,11 @@ async def self_improve(
     heldout_share: float = 0.3,
     chromium: str | None = None,
     task_eval: TaskEvalConfig | None = None,
+    serving: ModelConfig | None = None,
 ) -> ImproveState:
     """R rounds into `runs_dir/improve_id` (improve.json, explore/, datasets/, adapters/, evals/); an existing
-    improve run of that id is resumed. `task_eval`: the dev tasks rounds are gated on (None: the Predictor)."""
+    improve run of that id is resumed. `task_eval`: the dev tasks rounds are gated on (None: the Predictor);
+    `serving`: the model that explores and is evaluated (an openai server hot-loads each adapter; default: local)."""
     from training.improve import run_improvement
 
     return await run_improvement(
@@ -108,9 +111,10 @@ async def self_improve(
         browser=BrowserConfig(executable=chromium),
         heldout_share=heldout_share,
         task_eval=task_eval,
+        serving=serving,
         explore_step=explore_concurrently,
         dataset_step=dataset_in_task,
-        learn_step=learn_in_task,
+        learn_step=partial(learn_in_task, serving=serving),
         on_round=publish_rounds,
     )
 
@@ -128,12 +132,14 @@ def learn_task(
     datasets: list[str] | None = None,
     sites: list[SiteConfig] | None = None,
     browser: BrowserConfig | None = None,
+    serving: ModelConfig | None = None,
 ) -> ImproveState:
-    """Round k's learning half (training.improve.learn_round): train, evaluate, gate; returns the state."""
+    """Round k's learning half (training.improve.learn_round): train, evaluate (with `serving`, see
+    training.improve.evaluation_model), gate; returns the state."""
     from explorer.models import Embedder, load_model
-    from training.improve import learn_round
+    from training.improve import evaluation_model, learn_round
 
-    model = load_model(ModelConfig(model=train.base_model))
+    model = load_model(evaluation_model(serving, train))
     return learn_round(
         state,
         k,
@@ -160,11 +166,12 @@ def learn_in_task(
     datasets: Sequence[Path] = (),
     sites: Sequence[SiteConfig] = (),
     browser: BrowserConfig | None = None,
+    serving: ModelConfig | None = None,
 ) -> ImproveState:
     """The flow's learn step: `learn_task`, a retried Prefect task."""
     return learn_task(
         state, k, str(improve_dir), [str(r) for r in runs], train, seconds, [str(d) for d in datasets], list(sites),
-        browser,
+        browser, serving,
     )  # fmt: skip
 
 

@@ -7,7 +7,6 @@ stalls and rate-limits on cue, which a real server cannot be made to do on deman
 from __future__ import annotations
 
 import base64
-import contextlib
 import io
 import json
 import logging
@@ -19,7 +18,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 import torch
-import uvicorn
 from PIL import Image
 from pydantic import ValidationError
 
@@ -43,6 +41,7 @@ from explorer.models import embedded as embedded_module  # noqa: E402
 from explorer.models.chat import from_openai_messages, to_openai_messages  # noqa: E402
 from explorer.models.server import build_server  # noqa: E402
 from tests.lora import save_random_lora  # noqa: E402
+from tests.serving import bare_server, running, served  # noqa: E402
 
 PROMPT = [{"role": "system", "content": "You are concise."}, {"role": "user", "content": "Name three fruits."}]
 PROMPTS = [
@@ -74,22 +73,6 @@ def model(fresh_cache) -> LocalModel:
 def adapter_dir(model, tmp_path_factory):
     """A peft LoRA adapter (q_proj, v_proj) with random non-zero B weights, so it changes the model's output."""
     return save_random_lora(tmp_path_factory.mktemp("adapters") / "round-1", embedded_model_dir())
-
-
-@contextlib.contextmanager
-def running(server: uvicorn.Server):
-    """Run a uvicorn server on a background thread; yields its base URL."""
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "server failed to start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def png_bytes() -> bytes:
@@ -315,20 +298,6 @@ def post(base_url: str, route: str, body: dict):
     import httpx
 
     return httpx.post(f"{base_url}/{route}", json=body, timeout=120)
-
-
-def served(base_url: str) -> dict[str, dict]:
-    """The server's /v1/models cards by id."""
-    import httpx
-
-    return {card["id"]: card for card in httpx.get(f"{base_url}/models").json()["data"]}
-
-
-def bare_server() -> uvicorn.Server:
-    """serve-model with no adapter at start, on a free port."""
-    server = build_server(ModelConfig(dtype="float32"), host="127.0.0.1", port=0)
-    server.config.log_level = "warning"
-    return server
 
 
 def test_openai_client_hot_loads_an_adapter_folder_into_serve_model(adapter_dir, expected):

@@ -225,15 +225,23 @@ LearnStep = Callable[..., ImproveState]  # learn_round's arguments after (model,
 DatasetStep = Callable[[Sequence[Path], Path], Path]  # (the round's runs, out folder) -> the dataset folder
 
 
-def local_learner() -> LearnStep:
-    """`learn_round` with the base model and the embedder loaded on first use and kept for later rounds."""
+def evaluation_model(serving: ModelConfig | None, train: TrainConfig) -> ModelConfig:
+    """The model config a round's evaluations load: `serving` without its adapter (each evaluation loads the one
+    it compares), or the local base model of `train`."""
+    return (serving or ModelConfig(model=train.base_model)).model_copy(update={"adapter": None})
+
+
+def local_learner(serving: ModelConfig | None = None) -> LearnStep:
+    """`learn_round` with the evaluation model (`serving`, its adapter dropped; default: the local base model) and
+    the embedder loaded on first use and kept for later rounds. With an openai `serving`, evaluations run on the
+    server and each adapter is hot-loaded into it; training stays local (peft)."""
     loaded: dict = {}
 
     def learn(state, k, improve_dir, runs, train, seconds, **kw):
         if not loaded:
             from explorer.models import Embedder, load_model
 
-            loaded.update(model=load_model(ModelConfig(model=train.base_model)), similarity=Embedder().similarity)
+            loaded.update(model=load_model(evaluation_model(serving, train)), similarity=Embedder().similarity)
         return learn_round(state, k, improve_dir, runs, train, loaded["model"], loaded["similarity"], seconds, **kw)
 
     return learn
@@ -250,6 +258,7 @@ async def run_improvement(
     heldout_share: float = 0.3,
     start_adapter: str | Path | None = None,
     task_eval: TaskEvalConfig | None = None,
+    serving: ModelConfig | None = None,
     explore_step: ExploreStep = explore_sites,
     dataset_step: DatasetStep | None = None,
     learn_step: LearnStep | None = None,
@@ -261,18 +270,21 @@ async def run_improvement(
     `explore_sites`); `dataset_step(runs, out)` builds the dataset the actor and qa views train on (None: no task
     views); `learn_step(state, k, improve_dir, runs, train, seconds, datasets=, sites=, browser=)` learns from it
     (default: `learn_round` with the base model loaded once in this process). `task_eval`: the dev tasks the
-    rounds are gated on (None: the held-out Predictor alone)."""
+    rounds are gated on (None: the held-out Predictor alone). `serving`: the model that explores and is evaluated
+    (default: the local base model; an openai config has the server hot-load each round's adapter), while
+    training runs here on `train.base_model`, which must be the served model's weights."""
     if rounds < 1:
         raise ConfigError(f"--rounds {rounds}: run at least one round")
     root = Path(improve_dir)
     state = open_state(sites, root, explore, train, heldout_share, start_adapter, task_eval)
     browser = browser or BrowserConfig()
-    learn_step = learn_step or local_learner()
+    learn_step = learn_step or local_learner(serving)
+    serving = serving or ModelConfig(model=train.base_model)
     wants_tasks = dataset_step is not None and any(v in TASK_VIEWS for v in train.views)
     for k in range(len(state.rounds) + 1, rounds + 1):
         t0 = time.perf_counter()
         current = state.adopted(root)
-        explore_model = ModelConfig(model=train.base_model, adapter=None if current is None else str(current))
+        explore_model = serving.model_copy(update={"adapter": None if current is None else str(current)})
         new_runs = await explore_step(sites, root / "explore" / f"round-{k}", explore, browser, explore_model)
         datasets = []
         if wants_tasks:

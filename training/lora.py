@@ -5,8 +5,10 @@ datasets and the TrainConfig, so a GPU host runs it without the browser stack (b
 SFTTrainer takes the rows as they are (a pre-tokenized dataset: its collator pads input_ids with the pad token and
 labels with -100) and adds its own metrics (token accuracy) to the log. Checkpoints go to `<out>/checkpoints/`
 (every `save_steps`); a call with the same `out` and `identity` (config and data) resumes from the last complete
-one, any other identity starts afresh. A finished run deletes them. On GPU set TrainConfig.bf16 and
-.gradient_checkpointing; for several GPUs run the same command under `accelerate launch` or `torchrun`.
+one, any other identity starts afresh. While it trains, `<out>/checkpoints/progress.json` holds the last logged
+step, the total and the loss (for a watcher: flows.progress). A finished run deletes them. On GPU set
+TrainConfig.bf16 and .gradient_checkpointing; for several GPUs run the same command under `accelerate launch` or
+`torchrun`.
 """
 
 from __future__ import annotations
@@ -55,6 +57,25 @@ class TrainResult:
             "tokens_per_s": round(self.tokens_per_s, 1),
             "resumed_from": self.resumed_from,
         }
+
+
+PROGRESS_FILE = "progress.json"
+
+
+def progress_file(path: Path):
+    """A TrainerCallback that rewrites `path` (atomically) at each logged step: step, max_steps, loss."""
+    from transformers import TrainerCallback
+
+    class Progress(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs:
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(
+                    json.dumps({"step": state.global_step, "max_steps": state.max_steps, "loss": logs["loss"]})
+                )
+                tmp.replace(path)
+
+    return Progress()
 
 
 def fit_lora(
@@ -120,6 +141,7 @@ def fit_lora(
         model=base, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer, peft_config=lora
     )
     trainer.remove_callback(PrinterCallback)  # the loss curve is returned, not printed
+    trainer.add_callback(progress_file(checkpoints / PROGRESS_FILE))
     last = _last_checkpoint(checkpoints)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(last) if last else None)

@@ -88,6 +88,18 @@ class OpenAIModel:
             raise ModelRequestError(f"{exc}; {hint}", url=url, status=exc.status) from None
         return name
 
+    def load_adapter(self, path: str | Path, name: str | None = None, *, activate: bool = True) -> str:
+        """LocalModel's `load_adapter` on a server: hot-load the peft folder (`load_lora`) and return its served
+        name (`name` is not used: the served name carries the weights' digest); `activate` makes it the default."""
+        served = self.load_lora(Path(path))
+        if activate:
+            self.adapter_id = served
+        return served
+
+    def set_adapter(self, name: str | None) -> None:
+        """Make a served adapter name the default of later calls; None makes the base model the default."""
+        self.adapter_id = name
+
     def generate(
         self,
         messages: Sequence[Message],
@@ -98,10 +110,13 @@ class OpenAIModel:
         stop: Sequence[str] | None = None,
         role: str | None = None,
         use_adapter: bool = True,
+        adapter: str | None = None,
     ) -> Generation:
-        """Answer one conversation (see ChatModel); the served name is the adapter's unless use_adapter=False."""
+        """Answer one conversation (see ChatModel); the served name is `adapter`'s, else the default adapter's,
+        unless use_adapter=False."""
+        chosen = adapter or self.adapter_id
         body: dict[str, Any] = {
-            "model": self.adapter_id if use_adapter and self.adapter_id else self.model_id,
+            "model": chosen if use_adapter and chosen else self.model_id,
             "messages": to_openai_messages(messages, images),
             "max_tokens": max_tokens or self.config.max_new_tokens,
             "temperature": temperature,
@@ -132,10 +147,11 @@ class OpenAIModel:
         stop: Sequence[str] | None = None,
         role: str | None = None,
         use_adapter: bool = True,
+        adapter: str | None = None,
     ) -> list[Generation]:
         """Answer conversations with concurrent requests (at most `config.concurrency` in flight), in order."""
         images = list(images) if images is not None else [None] * len(conversations)
-        kwargs = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop, "role": role}
+        kwargs = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop, "role": role, "adapter": adapter}
         workers = max(1, min(self.config.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
             futures = [

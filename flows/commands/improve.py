@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.config import BrowserConfig, ExploreConfig, load_site_config, validated
 from explorer.errors import ConfigError
 from flows.options import add_config_options, config_from_args
+from flows.progress import Heartbeat
 
 if TYPE_CHECKING:  # training loads numpy, peft and the evaluation: not on every `scalehop` start
     from training.evaluate import EvalReport
@@ -51,6 +54,11 @@ def add_commands(sub) -> None:
     p.add_argument("--dev-miniwob", help="MiniWoB++ task types to gate on too (comma-separated)")
     p.add_argument("--dev-max-steps", type=int, default=6, help="actions per dev task")
     model_args(p)
+    p.add_argument(
+        "--train-model",
+        help="the base weights LoRA trains on here (default: --model); with --backend openai, a local copy of the "
+        "served model, whose adapters the server hot-loads (vLLM: --enable-lora and runtime LoRA updating)",
+    )
     p.add_argument("--chromium", help="Chromium binary, or 'playwright' for Playwright's own build")
     p.add_argument("--json", action="store_true", help="last line: a JSON summary (per-round held-out accuracy)")
     p.set_defaults(handler=cmd_improve)
@@ -58,14 +66,15 @@ def add_commands(sub) -> None:
 
 def cmd_improve(args: argparse.Namespace) -> int:
     """Run the rounds and print their summary."""
+    from flows.cli import model_config
     from flows.improve import round_dataset
     from training.config import TrainConfig
     from training.improve import run_improvement
 
-    if args.backend != "local":
-        raise ConfigError("--backend: improve trains LoRA adapters in this process; use --backend local")
+    serving = model_config(args).model_copy(update={"adapter": None})
     sites = [load_site_config(t) for t in args.targets]
-    train = TrainConfig.load(args.train_config, base_model=args.model, epochs=args.epochs, lr=args.lr, seed=args.seed)
+    base = args.train_model or args.model
+    train = TrainConfig.load(args.train_config, base_model=base, epochs=args.epochs, lr=args.lr, seed=args.seed)
     explore = config_from_args(
         ExploreConfig, args, ROUND_FLAGS, seed=args.seed, max_steps=args.max_steps or ROUND_STEPS
     )
@@ -74,20 +83,23 @@ def cmd_improve(args: argparse.Namespace) -> int:
     from training.state import new_improve_id
 
     improve_id = args.run_id or new_improve_id()
-    state = asyncio.run(
-        run_improvement(
-            sites,
-            args.rounds,
-            Path(args.runs_dir) / improve_id,
-            explore=explore,
-            train=train,
-            browser=BrowserConfig(executable=args.chromium),
-            heldout_share=args.heldout_share,
-            start_adapter=args.adapter,
-            task_eval=task_eval(args),
-            dataset_step=round_dataset,
+    say = partial(print, file=sys.stderr, flush=True)
+    with Heartbeat(Path(args.runs_dir) / improve_id, say):  # live progress on stderr: runs, training, evaluations
+        state = asyncio.run(
+            run_improvement(
+                sites,
+                args.rounds,
+                Path(args.runs_dir) / improve_id,
+                explore=explore,
+                train=train,
+                browser=BrowserConfig(executable=args.chromium),
+                heldout_share=args.heldout_share,
+                start_adapter=args.adapter,
+                task_eval=task_eval(args),
+                serving=serving,
+                dataset_step=round_dataset,
+            )
         )
-    )
     short = brief(state, Path(args.runs_dir) / improve_id)
     if args.json:
         print(json.dumps(short))

@@ -1,0 +1,151 @@
+"""What a strategy's data is worth (after SCALE's ablation): the task success of an Actor trained on each
+exploration strategy's data, next to the base Actor zero-shot and few-shot, over seeds.
+
+For every seed and strategy (scale, greedy, random, bfs): explore each bundled site with the same step budget,
+build the dataset of those runs (reverse construction, the `quick` recipe), train one Actor adapter on it (the
+same TrainConfig and seed for every strategy), then run the Actor with it on the bundled `test` split (the first
+--per-site tasks of each site) and on MiniWoB++ episodes of the types a random policy never passes. Zero-shot is
+the base Actor; few-shot the base Actor with demonstrations retrieved from a random-walk dataset (bench/eval.py's
+pool). Explorations, datasets, adapters and evaluations are cached per (strategy, seed) under --cache and resume.
+
+    .venv/bin/python bench/data_value.py                                  # the README's table (hours on a CPU)
+    .venv/bin/python bench/data_value.py --seeds 0 --strategies greedy --steps 10 --per-site 1 --episodes 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from bench.common import print_table  # noqa: E402
+from bench.eval import SITES, ZERO_FLOOR, demo_dataset, evaluate, policy_for, target_episodes  # noqa: E402
+from evals.miniwob import MiniWoBServer  # noqa: E402
+from evals.suites import load_suite  # noqa: E402
+from explorer.config import BrowserConfig, ExploreConfig  # noqa: E402
+from explorer.models import ModelConfig  # noqa: E402
+from flows.demo import bundled_site_configs  # noqa: E402
+from sites import serve_sites  # noqa: E402
+from training.config import TrainConfig  # noqa: E402
+
+STRATEGIES = ("scale", "greedy", "random", "bfs")
+TARGETS = ("bundled", "miniwob")
+
+
+def strategy_data(strategy: str, seed: int, steps: int, sites, cache: Path) -> tuple[Path, int]:
+    """Explore every site with `strategy` (`steps` actions each) and build the dataset of those runs (cached):
+    (the dataset folder, states found over the sites)."""
+    from explorer.store import RunStore
+    from synthesis.build import build_dataset
+    from synthesis.recipe import load_recipe
+    from training.improve import explore_sites
+
+    name = f"{strategy}-seed{seed}-steps{steps}"
+    cfg = ExploreConfig(strategy=strategy, max_steps=steps, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=seed)
+    runs = asyncio.run(explore_sites(list(sites), cache / "explore" / name, cfg, BrowserConfig(), ModelConfig()))
+    out = cache / "datasets" / name
+    if not (out / "stats.json").is_file():
+        build_dataset(runs, load_recipe("quick"), out)
+    states = sum(len(RunStore(r).load_nodes()) for r in runs)
+    return out, states
+
+
+def actor_adapter(dataset: Path, cfg: TrainConfig, out: Path) -> int:
+    """Train the Actor view of `dataset` into `out` (cached); the number of Actor examples."""
+    import json
+
+    from training.views import train_on_datasets
+
+    if not (out / "adapter_model.safetensors").is_file():
+        train_on_datasets([dataset], cfg, out)
+    return json.loads((out / "card.json").read_text())["counts"]["actor_examples"]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--strategies", default=",".join(STRATEGIES))
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--steps", type=int, default=30, help="exploration actions per site (every strategy)")
+    p.add_argument("--per-site", type=int, default=3, help="tasks of each site's test split")
+    p.add_argument("--miniwob", default=",".join(ZERO_FLOOR), help="MiniWoB++ task types")
+    p.add_argument("--episodes", type=int, default=1, help="MiniWoB++ episodes per type and seed")
+    p.add_argument("--max-steps", type=int, default=6, help="actions per task")
+    p.add_argument("--train-steps", type=int, default=40, help="optimizer steps of each Actor adapter")
+    p.add_argument("--shots", type=int, default=2)
+    p.add_argument("--cache", default="/tmp/scalehop-bench-data-value")
+    args = p.parse_args()
+    strategies = [s.strip() for s in args.strategies.split(",")]
+    if unknown := [s for s in strategies if s not in STRATEGIES]:
+        p.error(f"unknown strategies {unknown}: use {', '.join(STRATEGIES)}")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    cache = Path(args.cache)
+    from evals.shots import ShotRetriever
+    from explorer.models import Embedder, load_model
+
+    model, similarity = load_model(ModelConfig()), Embedder().similarity
+    scores: dict[tuple[str, str], list[float]] = {}
+    examples: dict[str, list[int]] = {}
+    states: dict[str, list[int]] = {}
+    servers = serve_sites(port=0, slow_seconds=5)
+    try:
+        sites = {c.name: c for c in bundled_site_configs(servers.urls)}
+        urls = {n: s.start_url for n, s in sites.items()}
+        tasks = [t for name in SITES for t in load_suite(f"bundled:{name}:test", urls)[: args.per_site]]
+        shots = ShotRetriever.from_dataset(demo_dataset(cache, sites.values()), k=args.shots)
+        with MiniWoBServer() as mw:
+
+            def run(row: str, seed: int, label: str, adapter: Path | None = None) -> None:
+                for target in TARGETS:
+                    episodes = target_episodes(target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed)
+                    policy = policy_for(row, model, similarity, shots, seed)
+                    folder = cache / "evals" / f"{label}-{target}-seed{seed}-steps{args.max_steps}"
+                    sc, _ = evaluate(episodes, policy, folder, row, target, seed, args.max_steps, adapter)
+                    scores.setdefault((label, target), []).append(sc.sr)
+                    print(f"seed {seed} {label} {target}: SR {sc.sr:.3f} ({sc.n})", file=sys.stderr, flush=True)
+
+            for seed in seeds:
+                run("zero-shot", seed, "zero-shot")
+                run("few-shot", seed, "few-shot")
+                cfg = TrainConfig(views=("actor",), max_steps=args.train_steps, batch_size=4, max_length=512, seed=seed)
+                for strategy in strategies:
+                    dataset, found = strategy_data(strategy, seed, args.steps, sites.values(), cache)
+                    folder = cache / "adapters" / f"{strategy}-seed{seed}-steps{args.steps}"
+                    examples.setdefault(strategy, []).append(actor_adapter(dataset, cfg, folder))
+                    states.setdefault(strategy, []).append(found)
+                    model.set_adapter(model.load_adapter(folder, name=folder.name, activate=False))
+                    try:
+                        run("zero-shot", seed, f"actor on {strategy} data", folder)
+                    finally:
+                        model.set_adapter(None)
+    finally:
+        servers.stop()
+    print(
+        f"\nbundled: test split, first {args.per_site} tasks of each site ({len(tasks)} tasks); MiniWoB++: "
+        f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
+        f" site; Actor adapters {args.train_steps} steps; seeds {args.seeds}\n"
+    )
+    labels = ["zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]
+    rows = []
+    for label in labels:
+        strategy = label.removeprefix("actor on ").removesuffix(" data")
+        cells = [label, _mean(states.get(strategy)), _mean(examples.get(strategy))]
+        for target in TARGETS:
+            srs = scores.get((label, target), [])
+            cells.append(f"{statistics.fmean(srs):.3f} ± {statistics.pstdev(srs):.3f}" if srs else "-")
+        rows.append(cells)
+    print_table(["policy", "states found", "actor examples", "bundled SR (mean ± sd)", "MiniWoB++ SR"], rows)
+
+
+def _mean(values: list[int] | None) -> str:
+    return f"{statistics.fmean(values):.0f}" if values else "-"
+
+
+if __name__ == "__main__":
+    main()
