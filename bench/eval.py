@@ -41,7 +41,9 @@ from sites import serve_sites  # noqa: E402
 SITES = ("shop", "forum", "classifieds")
 ROWS = ("random", "zero-shot", "few-shot", "world-model", "adaptive")  # few-shot: the Actor with demonstrations
 # MiniWoB++ types on which a random policy scored 0 of 3 episodes (`scalehop eval miniwob --policy random
-# --episodes 3 --max-steps 6`): a type the floor passes measures nothing (click-button, focus-text: 3 of 3)
+# --episodes 3 --max-steps 6`): a type the floor passes measures nothing (click-button, focus-text: 3 of 3). Later
+# seeds (1, 2; 4 steps) passed click-widget, click-checkboxes and click-test-transfer by chance: read SR against
+# the random row of the same run, never against zero
 ZERO_FLOOR = ("click-test-transfer", "click-widget", "choose-list", "click-checkboxes", "enter-text", "login-user")
 
 
