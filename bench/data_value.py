@@ -113,7 +113,7 @@ def main() -> None:
             for seed in seeds:
                 run("zero-shot", seed, "zero-shot")
                 run("few-shot", seed, "few-shot")
-                cfg = TrainConfig(views=("actor",), max_steps=args.train_steps, batch_size=4, max_length=512, seed=seed)
+                cfg = TrainConfig(views=("actor",), max_steps=args.train_steps, batch_size=4, seed=seed)
                 for strategy in strategies:
                     dataset, found = strategy_data(strategy, seed, args.steps, sites.values(), cache)
                     folder = cache / "adapters" / f"{strategy}-seed{seed}-steps{args.steps}"

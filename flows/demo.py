@@ -34,7 +34,7 @@ from training.tasks import TaskEvalConfig, evaluate_tasks
 # A budget that fits in about 10 minutes on 2 CPU cores (see the README's demo section).
 EXPLORE = ExploreConfig(max_steps=20, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=0)
 EXPLORE_AGAIN = ExploreConfig(max_steps=6, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=1)
-TRAIN = TrainConfig(epochs=2, max_steps=12, batch_size=4, max_length=384, seed=0)
+TRAIN = TrainConfig(epochs=2, max_steps=12, batch_size=4, seed=0)  # max_length 1024: every Actor example fits
 DEV = TaskEvalConfig(limit=1, max_steps=4)  # the round's gate: the first dev task of each site, paired
 TEST = TaskEvalConfig(split="test", limit=2, max_steps=4)  # reported: the first two test tasks of each site
 DATASET_LIMIT = 4  # drafts per task type and run: replay validation costs a few seconds per multi-step task
@@ -168,7 +168,8 @@ def _print_summary(
     for r in improve.rounds if improve is not None else []:
         print(f"\nround {r.round}:", f"{r.failures} failure samples of {r.transitions} transitions;")
         views = ", ".join(f"{v} {n}" for v, n in r.examples_by_view.items())
-        print(f"  trained on {r.train_examples} examples ({views})")
+        skipped = (r.train or {}).get("skipped_too_long", 0)
+        print(f"  trained on {r.train_examples - skipped} examples ({views}; {skipped} too long, skipped)")
         if r.tasks is not None:
             print(f"  dev tasks: {r.tasks.describe()}")
         acc = {

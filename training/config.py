@@ -45,7 +45,7 @@ class TrainConfig(BaseModel):
     grad_accum: int = Field(1, gt=0)
     warmup_steps: float = Field(0.0, ge=0)  # optimizer steps, or a share of all steps when below 1
     weight_decay: float = Field(0.0, ge=0)
-    max_length: int = Field(640, gt=16)  # prompt + completion tokens; longer examples lose prompt tokens first
+    max_length: int = Field(1024, gt=16)  # prompt + completion tokens; a longer example is skipped (counted)
     seed: int = 0
     # the views the adapter learns (one multi-task adapter), and how often each one's examples are seen
     views: tuple[View, ...] = ("actor", "selector", "predictor")
