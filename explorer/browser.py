@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urljoin
 
 from playwright.async_api import (
     Browser,
@@ -22,6 +24,7 @@ from playwright.async_api import (
     Request,
     Response,
     Route,
+    WebSocketRoute,
     async_playwright,
 )
 from playwright.async_api import Error as PlaywrightError
@@ -30,7 +33,7 @@ from explorer.config import BrowserConfig, SiteConfig
 from explorer.errors import BrowserNotFound, ScalehopError, SiteUnreachable
 from explorer.observe import observe, page_script
 from explorer.records import Action, ActionOutcome, BrowserEvent, Element, EventKind, Observation
-from explorer.safety import allowed_hosts, forbidden_reason, in_scope
+from explorer.safety import allowed_hosts, destination, forbidden_reason, in_scope
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +168,7 @@ class BrowserSession:
         context.set_default_navigation_timeout(site.timeouts.navigation_ms)
         session = cls(context, site)
         await context.route("**/*", session._guard)
+        await context.route_web_socket(lambda _: True, session._guard_ws)
         context.on("page", session._on_new_page)
         await session._new_page()
         return session
@@ -244,6 +248,12 @@ class BrowserSession:
         await self._await_recovery()
         if self.page.url.startswith("chrome-error://"):
             await self._leave_error_page(url_before)
+        elif not in_scope(self.page.url, self.site.allowed_origins):  # a redirect route() never saw
+            if self._op.refused_navigation != self.page.url:
+                self.refused_navigations += 1
+                self._op.refused_navigation = self.page.url
+            self._record("refused", f"left the allowed origins for {self.page.url}", self.page.url)
+            await self._leave_error_page(url_before)
         if error is None and self._op.refused_navigation:
             error = f"out of scope: {self._op.refused_navigation}"
         faults = [e for e in self._op.events if e.kind in _FAULTS]
@@ -267,7 +277,8 @@ class BrowserSession:
         )
 
     async def _leave_error_page(self, url_before: str) -> None:
-        """Chromium's error page is no state of the site: go back to where the action started."""
+        """Chromium's error page, or a page out of scope, is no state of the site: go back to where the action
+        started."""
         try:
             await self.page.go_back(timeout=self.site.timeouts.navigation_ms, wait_until="load")
         except PlaywrightError:
@@ -283,15 +294,18 @@ class BrowserSession:
         if action.kind in _NEEDS_ELEMENT and element is None:
             return f"no element with mark {action.mark} on this observation"
         if element is not None:
+            target = destination(element)
             reason = forbidden_reason(element, self.site.policy)
             if reason:
-                detail = f"policy forbids {action.label or element.name!r} (matches {reason!r})"
-                self._record("refused", detail, element.href or self.page.url)
+                leads = f", {element.method or 'GET'} {element.target}" if element.target else ""
+                detail = f"policy forbids {action.label or element.name!r}{leads} (matches {reason!r})"
+                self._record("refused", detail, target or self.page.url)
                 return detail
-            if action.kind == "click" and element.href and not in_scope(element.href, self.site.allowed_origins):
+            submits = element.target is not None and (action.kind == "click" or action.press_enter)
+            if (action.kind == "click" and element.href or submits) and not in_scope(target, self.site.allowed_origins):
                 self.refused_navigations += 1
-                self._record("refused", f"link leaves the allowed origins: {element.href}", element.href)
-                return f"out of scope: {element.href}"
+                self._record("refused", f"{'form' if submits else 'link'} leaves the allowed origins: {target}", target)
+                return f"out of scope: {target}"
         if action.kind == "goto" and not in_scope(action.url or "", self.site.allowed_origins):
             self.refused_navigations += 1
             self._record("refused", f"goto leaves the allowed origins: {action.url}", action.url or "")
@@ -482,6 +496,15 @@ class BrowserSession:
         except PlaywrightError:
             pass  # the page went away while the request was in flight
 
+    async def _guard_ws(self, ws: WebSocketRoute) -> None:
+        """WebSockets reach only the allowed origins (ws/wss count as http/https); others are closed unopened."""
+        if in_scope(_http_form(ws.url), self.site.allowed_origins):
+            ws.connect_to_server()
+            return
+        self.blocked_requests += 1
+        self._record("blocked_request", "websocket", ws.url)
+        await _quietly(ws.close(code=1008, reason="out of scope"))
+
     def _on_new_page(self, page: Page) -> None:
         if self._opening_page:
             return
@@ -524,6 +547,16 @@ class BrowserSession:
             self._op.changed.set()
 
     def _on_response(self, response: Response) -> None:
+        if 300 <= response.status < 400 and (location := response.headers.get("location")):
+            # context.route never sees the request a redirect makes: the host resolver stops other host names,
+            # and an out-of-scope page that loads anyway (an IP literal) is left after the action (act)
+            target = urljoin(response.url, location)
+            if not in_scope(target, self.site.allowed_origins):
+                self.blocked_requests += 1
+                self._record("blocked_request", f"redirect from {response.url}", target)
+                if self._is_main_nav(response.request):
+                    self.refused_navigations += 1
+                    self._op.refused_navigation = target
         if self._is_main_nav(response.request) and response.status in (204, 205):
             self._op.nav_pending = False  # no content: the page stays where it is
             self._op.changed.set()
@@ -587,6 +620,11 @@ async def _quietly(awaitable) -> None:
         await awaitable
     except (TimeoutError, PlaywrightError):
         pass
+
+
+def _http_form(url: str) -> str:
+    """A ws:// or wss:// URL as the http(s) URL of the same origin."""
+    return re.sub(r"^ws(s?)://", r"http\1://", url, flags=re.IGNORECASE)
 
 
 def _first_line(exc: BaseException | None) -> str:

@@ -77,6 +77,8 @@ def _element(mark: int, e: dict) -> Element:
         point=tuple(e["point"]),
         enabled=e["enabled"],
         submits=e["submits"],
+        target=e["target"],
+        method=e["method"],
         frame=frame,
         path=e["path"],
     )

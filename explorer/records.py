@@ -45,6 +45,8 @@ class Element(BaseModel):
     visible: bool = True
     enabled: bool = True
     submits: bool = False  # a submit button, or a text field whose Enter submits its form
+    target: str | None = None  # where a submitting control sends its form: its formaction, else the form's action
+    method: str | None = None  # ... and with which method (GET, POST, DIALOG)
     frame: tuple[str, ...] = ()  # structural paths of the iframes that hold it, outermost first
     path: str = ""  # structural path inside its document (shadow roots marked with `>>`)
     key: str  # stable identity across observations: see observe.element_key

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 import sys
 import time
 import uuid
@@ -14,6 +15,7 @@ from explorer.browser import Chromium
 from explorer.budget import Budget
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.crawl import bfs_worker
+from explorer.errors import SiteUnreachable
 from explorer.loop import Engine, run_worker
 from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
@@ -69,7 +71,8 @@ async def run_exploration(
     run_id: str | None = None,
     resume_run: str | None = None,
 ) -> RunSummary:
-    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns the run's summary."""
+    """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns the run's summary. A fresh run
+    whose start URL cannot be reached raises SiteUnreachable and leaves no run folder behind."""
     store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
     rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
     model = None
@@ -80,7 +83,7 @@ async def run_exploration(
         similarity = Embedder().similarity
     budget = Budget(cfg, tracker, model)
     model_seconds_at_start = model.usage_report().get("total", {}).get("seconds", 0.0) if model is not None else 0.0
-    engine = None
+    engine, empty = None, False
     try:
         async with await Chromium.launch(browser, site.allowed_origins) as chromium:
             sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
@@ -104,16 +107,29 @@ async def run_exploration(
                     sys.stderr.write("\n")
             for session in sessions:
                 await session.close()
+    except SiteUnreachable:
+        empty = resume_run is None and tracker.next_step == 0
+        raise
     finally:
-        meta = store.meta()
-        store.set_meta("tokens", meta.tokens + budget.tokens())
-        store.set_meta("seconds", meta.seconds + budget.seconds())
-        timings = dict(tracker.timings)
-        if model is not None:
-            timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds_at_start
-        store.set_meta("timings", {k: meta.timings.get(k, 0.0) + timings.get(k, 0.0) for k in meta.timings | timings})
-        if engine is not None:
-            store.set_meta("roles", engine.stats.report())
-        summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
-        store.close()
+        if empty:
+            store.close()
+            shutil.rmtree(store.dir, ignore_errors=True)
+        else:
+            summary = _close_run(store, tracker, budget, model, model_seconds_at_start, engine)
+    return summary
+
+
+def _close_run(store: RunStore, tracker: StateTracker, budget: Budget, model, model_seconds: float, engine):
+    """Add this session's accounting to the run meta, write metrics.json, close the store: the run's summary."""
+    meta = store.meta()
+    store.set_meta("tokens", meta.tokens + budget.tokens())
+    store.set_meta("seconds", meta.seconds + budget.seconds())
+    timings = dict(tracker.timings)
+    if model is not None:
+        timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds
+    store.set_meta("timings", {k: meta.timings.get(k, 0.0) + timings.get(k, 0.0) for k in meta.timings | timings})
+    if engine is not None:
+        store.set_meta("roles", engine.stats.report())
+    summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
+    store.close()
     return summary

@@ -51,9 +51,16 @@ def _compiled(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
 
 
 def forbidden_reason(element: Element, policy: Policy) -> str | None:
-    """The policy pattern that `element` matches (by name, value or href), or None if it may be used."""
-    fields = [element.name, element.value if element.role == "button" else "", element.href or ""]
+    """The policy pattern that `element` matches, or None if it may be used. Matched: its name, a button's value,
+    and where using it leads: a link's href, a submitting control's form target (formaction, else the form's
+    action), so that a neutral "Continue" posting to /delete is forbidden like a "Delete" button."""
+    fields = [element.name, element.value if element.role == "button" else "", element.href or "", element.target or ""]
     for pattern in _compiled(tuple(policy.forbid)):
         if any(f and pattern.search(f) for f in fields):
             return pattern.pattern
     return None
+
+
+def destination(element: Element) -> str | None:
+    """Where using `element` navigates, when the page says: a link's href or a submitting control's form target."""
+    return element.href or element.target

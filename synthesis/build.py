@@ -111,7 +111,7 @@ def _draft(sources: list[RunSource], recipe: DatasetRecipe, skipped: Counter, se
     """Every builder of the recipe over every run; seconds per builder."""
     builders = {
         "single_step": lambda s: build_single_step(s, recipe, skipped),
-        "multi_step": lambda s: build_multi_step(s, recipe),
+        "multi_step": lambda s: build_multi_step(s, recipe, skipped),
         "page_qa": lambda s: build_page_qa(s, recipe),
     }
     tasks: list[Task] = []

@@ -3,9 +3,13 @@ sequence with the observation before each action, and a reasoning per step."""
 
 from __future__ import annotations
 
+from collections import Counter
+from urllib.parse import urljoin
+
 import networkx as nx
 
-from explorer.records import Action, Edge, Element
+from explorer.dedup import normalize_url
+from explorer.records import Action, Edge, Element, Observation
 from explorer.rows import RecordRow
 from synthesis.recipe import DatasetRecipe
 from synthesis.records import Lineage, MultiStepTask, PathStep
@@ -13,12 +17,16 @@ from synthesis.source import RunSource, task_id
 from synthesis.templates import page_name, path_instruction, step_reasoning
 
 
-def build_multi_step(source: RunSource, recipe: DatasetRecipe) -> list[MultiStepTask]:
+def build_multi_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter | None = None) -> list[MultiStepTask]:
     """One task per (start, goal) pair joined by a shortest path of `min_path`..`max_path` actions.
 
     Starts are the run's start page and every node not known to be unreachable by URL (`addressable` is not
-    False); replay validation later checks that each start really loads from its URL.
+    False); replay validation later checks that each start really loads from its URL. A path is shortest in the
+    explored graph, not always on the site: one with a detour (a link shown on a step leads straight to a page
+    further along) is left out and counted in `skipped`, since its steps would teach the Actor to walk past the
+    link it needs.
     """
+    skipped = Counter() if skipped is None else skipped
     graph = source.graph
     outcomes = _outcomes(source.records())
     starts = [n for n in graph.nodes() if n.addressable is not False or n.id == source.start_node]
@@ -29,7 +37,7 @@ def build_multi_step(source: RunSource, recipe: DatasetRecipe) -> list[MultiStep
             if n < recipe.min_path:
                 continue
             path = graph.action_path(start.id, goal_id)
-            task = _task(source, path, outcomes) if path else None
+            task = _task(source, path, outcomes, skipped) if path else None
             if task is not None:
                 tasks.append(task)
             if recipe.limit and len(tasks) >= recipe.limit:
@@ -43,13 +51,31 @@ def _outcomes(rows: list[RecordRow]) -> dict[tuple[str, str, str | None], str]:
             for r in rows}  # fmt: skip
 
 
-def _task(source: RunSource, path: list[Edge], outcomes: dict) -> MultiStepTask | None:
+def detour(path: list[Edge], observations: list[Observation], graph) -> int | None:
+    """The first step whose page shows a link straight to a page reached two or more actions later (by
+    navigation, so that its URL names that state), or None: the path is as short as its pages allow."""
+    later = {
+        j: normalize_url(graph.node(e.dst).raw_url)
+        for j, e in enumerate(path)
+        if graph.node(e.src).url != graph.node(e.dst).url
+    }
+    for i, obs in enumerate(observations):
+        links = {normalize_url(urljoin(obs.url, el.href)) for el in obs.elements if el.href}
+        if any(url in links for j, url in later.items() if j > i):
+            return i
+    return None
+
+
+def _task(source: RunSource, path: list[Edge], outcomes: dict, skipped: Counter) -> MultiStepTask | None:
     graph = source.graph
     goal = graph.node(path[-1].dst)
     goal_obs = source.node_observation(goal)
     observations = [source.node_observation(graph.node(e.src)) for e in path]
     if goal_obs is None or any(o is None for o in observations):
         return None  # a run older than full observations: no per-step screenshots to show
+    if detour(path, observations, graph) is not None:
+        skipped["multi_step: a shown link skips part of the path"] += 1
+        return None
     goal_name = page_name(goal_obs, goal.title)
     actions: list[tuple[Action, Element | None]] = []
     steps = []

@@ -92,3 +92,12 @@ def test_user_errors_are_one_line(args, env, message, tmp_path):
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_explore_of_an_unreachable_site_fails_and_leaves_no_run(tmp_path):
+    """A start URL nothing answers: `explore` says so in one line, exits 2, and writes no empty run folder."""
+    runs = tmp_path / "runs"
+    result = scalehop("explore", "http://127.0.0.1:9/", "--strategy", "random", "--steps", "2", "--runs-dir", str(runs))
+    assert result.returncode == 2
+    assert "cannot reach http://127.0.0.1:9/" in result.stderr and "Traceback" not in result.stderr
+    assert not runs.exists() or not any(runs.iterdir())

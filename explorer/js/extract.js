@@ -66,6 +66,21 @@ function extract(opts) {
     return '';
   }
 
+  // Does activating el submit its form (a submit button, or a text field whose Enter submits)?
+  function submits(el, tag) {
+    if (!el.form) return false;
+    if (tag === 'input') return !['checkbox', 'radio', 'button', 'reset', 'file'].includes((el.type || '').toLowerCase());
+    return tag === 'button' && (el.type || 'submit') === 'submit';
+  }
+
+  // Where a submitting control sends its form: the control's formaction/formmethod over its form's, resolved.
+  function formTarget(el, tag) {
+    if (!submits(el, tag)) return { target: null, method: null };
+    const own = el.hasAttribute('formaction');
+    const method = (el.hasAttribute('formmethod') ? el.formMethod : el.form.method) || 'get';
+    return { target: own ? el.formAction : el.form.action, method: method.toUpperCase() };
+  }
+
   function styleOk(el) {
     if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
     const st = el.ownerDocument.defaultView.getComputedStyle(el);
@@ -135,7 +150,8 @@ function extract(opts) {
         bbox: [box.x, box.y, box.w, box.h].map(v => Math.round(v * 10) / 10),
         point: point.map(v => Math.round(v * 10) / 10),
         enabled: !el.disabled && el.getAttribute('aria-disabled') !== 'true',
-        submits: !!el.form && (tag === 'input' ? !['checkbox', 'radio', 'button', 'reset', 'file'].includes((el.type || '').toLowerCase()) : tag === 'button' && (el.type || 'submit') === 'submit'),
+        submits: submits(el, tag),
+        ...formTarget(el, tag),
         frame, path: pathOf(el),
       });
     }

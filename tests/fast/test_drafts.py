@@ -93,3 +93,39 @@ def test_page_qa_asks_about_every_page_and_the_outcomes_tried_there(source, fixt
 
 def test_page_qa_limit_cuts_at_the_limit(source):
     assert [row.qa_kind for row in build_page_qa(source, DatasetRecipe(limit=3))] == ["title", "heading", "sections"]
+
+
+def _chain(pages: list[tuple[str, list[str]]]):
+    """A path through pages (url path, the link targets it shows), each reached by clicking on the one before."""
+    from explorer.graph import ExplorationGraph
+    from explorer.records import Action, Node
+    from tests.fast.conftest import ORIGIN, element, page
+
+    graph, observations, path = ExplorationGraph(), [], []
+    for i, (url, links) in enumerate(pages):
+        graph.add_node(Node(id=f"n{i}", url=ORIGIN + url.split("#")[0], raw_url=ORIGIN + url, screenshot="x"))
+        els = [element(k + 1, "link", f"to {target}", target) for k, target in enumerate(links)]
+        observations.append(page(url, url, [url], els, (200, 200, 200)))
+        if i:
+            path.append(graph.add_edge(f"n{i - 1}", f"n{i}", Action(kind="click", element_key=f"k{i}")))
+    return path, observations[:-1], graph
+
+
+def test_a_path_past_a_shown_link_to_a_later_page_is_a_detour():
+    """Home shows /b: clicking /a first and then /b walks past the link the task needs."""
+    from synthesis.multi_step import detour
+
+    path, observations, graph = _chain([("/", ["/a", "/b"]), ("/a", ["/b"]), ("/b", [])])
+    assert detour(path, observations, graph) == 0
+    path, observations, graph = _chain([("/", ["/a"]), ("/a", ["/b"]), ("/b", [])])
+    assert detour(path, observations, graph) is None  # each page links only the next one: as short as it gets
+
+
+def test_a_link_to_a_later_state_of_the_same_url_is_no_detour():
+    """The last step opens a tab on /a (its URL does not name it): home's link to /a does not skip it."""
+    from synthesis.multi_step import detour
+
+    path, observations, graph = _chain([("/", ["/a"]), ("/a", ["/a#tab"]), ("/a#tab", [])])
+    assert detour(path, observations, graph) is None
+    path, observations, graph = _chain([("/", ["/a", "/c"]), ("/a", ["/b"]), ("/b", ["/c"]), ("/c", [])])
+    assert detour(path, observations, graph) == 0  # a link two pages ahead
