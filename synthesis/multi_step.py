@@ -22,9 +22,9 @@ def build_multi_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter 
 
     Starts are the run's start page and every node not known to be unreachable by URL (`addressable` is not
     False); replay validation later checks that each start really loads from its URL. A path is shortest in the
-    explored graph, not always on the site: one with a detour (a link shown on a step leads straight to a page
-    further along) is left out and counted in `skipped`, since its steps would teach the Actor to walk past the
-    link it needs.
+    explored graph, not always on the site: where a link shown on a step leads straight to a page further along,
+    the path takes that link (`shortcut`), since its detour would teach the Actor to walk past the link it needs;
+    a path that becomes shorter than `min_path` is left out and counted in `skipped`.
     """
     skipped = Counter() if skipped is None else skipped
     graph = source.graph
@@ -37,7 +37,7 @@ def build_multi_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter 
             if n < recipe.min_path:
                 continue
             path = graph.action_path(start.id, goal_id)
-            task = _task(source, path, outcomes, skipped) if path else None
+            task = _task(source, path, outcomes, recipe.min_path, skipped) if path else None
             if task is not None:
                 tasks.append(task)
             if recipe.limit and len(tasks) >= recipe.limit:
@@ -51,31 +51,44 @@ def _outcomes(rows: list[RecordRow]) -> dict[tuple[str, str, str | None], str]:
             for r in rows}  # fmt: skip
 
 
-def detour(path: list[Edge], observations: list[Observation], graph) -> int | None:
-    """The first step whose page shows a link straight to a page reached two or more actions later (by
-    navigation, so that its URL names that state), or None: the path is as short as its pages allow."""
+def shortcut(path: list[Edge], observations: list[Observation], graph) -> list[Edge]:
+    """`path` with each detour replaced by the link that skips it: where a step's page shows a link to a page the
+    path reaches two or more actions later (by navigation, so that its URL names the state), click that link
+    (the farthest such page). The new edge is inferred from the link's href (verdict None); replay validation of
+    the task checks it in the browser. `observations[i]` is the page before `path[i]`."""
     later = {
         j: normalize_url(graph.node(e.dst).raw_url)
         for j, e in enumerate(path)
-        if graph.node(e.src).url != graph.node(e.dst).url
+        if graph.node(e.src).url != graph.node(e.dst).url and graph.node(e.dst).addressable is not False
     }
-    for i, obs in enumerate(observations):
-        links = {normalize_url(urljoin(obs.url, el.href)) for el in obs.elements if el.href}
-        if any(url in links for j, url in later.items() if j > i):
-            return i
-    return None
+    out, i = [], 0
+    while i < len(path):
+        links = {normalize_url(urljoin(observations[i].url, el.href)): el for el in observations[i].elements if el.href}
+        j = max((j for j, url in later.items() if j > i and url in links), default=None)
+        if j is None:
+            out.append(path[i])
+            i += 1
+            continue
+        element = links[later[j]]
+        out.append(Edge(src=path[i].src, dst=path[j].dst, action=Action.on(element, "click")))
+        i = j + 1
+    return out
 
 
-def _task(source: RunSource, path: list[Edge], outcomes: dict, skipped: Counter) -> MultiStepTask | None:
+def _task(source: RunSource, path: list[Edge], outcomes: dict, min_path: int, skipped: Counter) -> MultiStepTask | None:
     graph = source.graph
     goal = graph.node(path[-1].dst)
     goal_obs = source.node_observation(goal)
     observations = [source.node_observation(graph.node(e.src)) for e in path]
     if goal_obs is None or any(o is None for o in observations):
         return None  # a run older than full observations: no per-step screenshots to show
-    if detour(path, observations, graph) is not None:
-        skipped["multi_step: a shown link skips part of the path"] += 1
-        return None
+    short = shortcut(path, observations, graph)
+    if len(short) < len(path):
+        if len(short) < min_path:
+            skipped["multi_step: shorter than min_path once a shown link replaces a detour"] += 1
+            return None
+        path = short
+        observations = [source.node_observation(graph.node(e.src)) for e in path]
     goal_name = page_name(goal_obs, goal.title)
     actions: list[tuple[Action, Element | None]] = []
     steps = []

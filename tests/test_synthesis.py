@@ -69,7 +69,7 @@ def shop_config(shop) -> SiteConfig:
 async def run_dir(shop_config, tmp_path_factory) -> Path:
     os.environ[SECRET_ENV] = SECRET
     runs = tmp_path_factory.mktemp("runs")
-    cfg = ExploreConfig(max_steps=6, steps_per_hop=4, stall_steps=2, verify_actions=1, memory=False, seed=0)
+    cfg = ExploreConfig(max_steps=10, steps_per_hop=4, stall_steps=2, verify_actions=1, memory=False, seed=0)
     await run_exploration(shop_config, cfg, BrowserConfig(), runs_dir=runs, run_id="shop-scale")
     return runs / "shop-scale"
 
@@ -126,7 +126,7 @@ def test_all_three_task_types_are_built_with_the_output_layout(built, run_dir):
     assert stats == built.stats.model_dump(mode="json") and stats["schema"] == 1 and stats["schema_version"] == 1
     for task_type in ("single_step", "multi_step", "page_qa"):
         assert (built.out / "parquet" / f"{task_type}.parquet").is_file()
-        assert stats["counts"][task_type] >= 1, stats
+        assert stats["counts"][task_type] >= 1, (task_type, stats["counts"], stats["skipped"], stats["drops"])
         assert stats["by_site"]["shop"][task_type] == stats["counts"][task_type]
     assert stats["generator"] == "template" and stats["model"] is None
     card = (built.out / "README.md").read_text()
@@ -164,7 +164,11 @@ def test_lineage_resolves_to_store_rows(reloaded, run_dir):
                     nodes = lineage["node_ids"]
                     assert len(nodes) == row["num_steps"] + 1
                     for i, step in enumerate(row["steps"]):
-                        assert step["node_id"] == nodes[i] and graph.g.has_edge(nodes[i], nodes[i + 1])
+                        assert step["node_id"] == nodes[i]
+                        # an explored edge, or a shown link that skips a detour (synthesis.multi_step.shortcut:
+                        # a click on a link to a URL-addressable page, which the replay gate checked)
+                        inferred = step["action"]["kind"] == "click" and graph.node(nodes[i + 1]).addressable
+                        assert graph.g.has_edge(nodes[i], nodes[i + 1]) or inferred is not False
     finally:
         store.close()
 

@@ -111,21 +111,27 @@ def _chain(pages: list[tuple[str, list[str]]]):
     return path, observations[:-1], graph
 
 
-def test_a_path_past_a_shown_link_to_a_later_page_is_a_detour():
-    """Home shows /b: clicking /a first and then /b walks past the link the task needs."""
-    from synthesis.multi_step import detour
+def _hops(path) -> list[tuple[str, str]]:
+    return [(e.src, e.dst) for e in path]
 
-    path, observations, graph = _chain([("/", ["/a", "/b"]), ("/a", ["/b"]), ("/b", [])])
-    assert detour(path, observations, graph) == 0
+
+def test_a_detour_past_a_shown_link_is_replaced_by_that_link():
+    """Home shows /b: the path home -> /a -> /b -> /c becomes home -> /b -> /c, clicking home's link to /b."""
+    from synthesis.multi_step import shortcut
+
+    path, observations, graph = _chain([("/", ["/a", "/b"]), ("/a", ["/b"]), ("/b", ["/c"]), ("/c", [])])
+    short = shortcut(path, observations, graph)
+    assert _hops(short) == [("n0", "n2"), ("n2", "n3")]
+    assert short[0].action.label == 'link "to /b"' and short[0].last_verdict is None  # inferred: replay checks it
     path, observations, graph = _chain([("/", ["/a"]), ("/a", ["/b"]), ("/b", [])])
-    assert detour(path, observations, graph) is None  # each page links only the next one: as short as it gets
+    assert shortcut(path, observations, graph) == path  # each page links only the next one: as short as it gets
+    path, observations, graph = _chain([("/", ["/a", "/b", "/c"]), ("/a", ["/b"]), ("/b", ["/c"]), ("/c", [])])
+    assert _hops(shortcut(path, observations, graph)) == [("n0", "n3")]  # the farthest page home links
 
 
-def test_a_link_to_a_later_state_of_the_same_url_is_no_detour():
+def test_a_link_to_a_later_state_of_the_same_url_is_no_shortcut():
     """The last step opens a tab on /a (its URL does not name it): home's link to /a does not skip it."""
-    from synthesis.multi_step import detour
+    from synthesis.multi_step import shortcut
 
     path, observations, graph = _chain([("/", ["/a"]), ("/a", ["/a#tab"]), ("/a#tab", [])])
-    assert detour(path, observations, graph) is None
-    path, observations, graph = _chain([("/", ["/a", "/c"]), ("/a", ["/b"]), ("/b", ["/c"]), ("/c", [])])
-    assert detour(path, observations, graph) == 0  # a link two pages ahead
+    assert shortcut(path, observations, graph) == path
