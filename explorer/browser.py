@@ -209,7 +209,7 @@ class BrowserSession:
         for _ in range(3):
             await self._await_recovery()
             try:
-                obs = await observe(self.page, timeout_s=self.site.timeouts.action_ms / 1000)
+                obs = await observe(self.page, timeout_s=self.site.timeouts.action_ms / 1000, mask=self.site.mask)
                 obs.status = self.status
                 return obs
             except (TimeoutError, PlaywrightError) as exc:

@@ -108,6 +108,7 @@ class SiteConfig(_Strict):
     reset_url: str | None = None  # GET or POST here restores the site's state (bundled sites: /__reset)
     ignore_params: list[str] = Field(default_factory=list)  # query parameters that never change state
     keep_fragment: bool = False
+    mask: list[str] = Field(default_factory=list)  # CSS selectors painted over in every screenshot (and passwords)
 
     @field_validator("start_url")
     @classmethod

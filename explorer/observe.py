@@ -41,11 +41,20 @@ def element_key(tag: str, role: str, name: str, path: str, frame: tuple[str, ...
     return hashlib.sha1(raw.encode()).hexdigest()[:12]
 
 
-async def observe(page: Page, *, timeout_s: float = 10.0, max_elements: int = 300) -> Observation:
-    """Extract elements, take the viewport screenshot and draw the Set-of-Mark overlay."""
+MASKED = ("input[type=password]",)  # painted over in every screenshot, whatever the site config says
+MASK_COLOR = "#000000"
+
+
+async def observe(
+    page: Page, *, timeout_s: float = 10.0, max_elements: int = 300, mask: Sequence[str] = ()
+) -> Observation:
+    """Extract elements, take the viewport screenshot and draw the Set-of-Mark overlay. Password fields and the
+    elements the CSS selectors `mask` match are painted over (one flat colour) at capture, so neither the
+    screenshot nor the overlay drawn on it holds their pixels."""
     args = {"maxElements": max_elements, "maxTexts": 60}
     raw = await asyncio.wait_for(page.evaluate(page_script("extract"), args), timeout_s)
-    png = await page.screenshot(type="png", timeout=timeout_s * 1000)
+    masks = [page.locator(selector) for selector in (*MASKED, *mask)]
+    png = await page.screenshot(type="png", timeout=timeout_s * 1000, mask=masks, mask_color=MASK_COLOR)
     elements = [_element(i + 1, e) for i, e in enumerate(raw["elements"])]
     return Observation(
         url=raw["url"],

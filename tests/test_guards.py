@@ -4,6 +4,7 @@ action is checked on the server's side too."""
 
 from __future__ import annotations
 
+import io
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -24,6 +25,9 @@ PAGES = {
     "/live": """<html><head><title>Live</title></head><body><h1>Live</h1><script>
 new WebSocket("ws://127.0.0.1:{other}/feed"); new EventSource("http://127.0.0.1:{other}/events");
 </script></body></html>""",
+    "/login": """<html><head><title>Log in</title></head><body><h1>Log in</h1>
+<input type="password" aria-label="Password" style="width:300px;height:40px;font-size:30px">
+<p class="api-key" style="font-size:30px">Your key: tok-9f3kq2zx</p></body></html>""",
     "/search": "<html><head><title>Results</title></head><body><h1>Results</h1></body></html>",
 }
 
@@ -68,7 +72,8 @@ def app():
 
 @pytest.fixture
 async def session(app):
-    site = SiteConfig(name="guarded", start_url=app + "/", timeouts=Timeouts(navigation_ms=5000, action_ms=3000))
+    timeouts = Timeouts(navigation_ms=5000, action_ms=3000)
+    site = SiteConfig(name="guarded", start_url=app + "/", timeouts=timeouts, mask=[".api-key"])
     chromium = await Chromium.launch(BrowserConfig(), site.allowed_origins)
     session = await chromium.new_session(site)
     await session.start()
@@ -130,3 +135,28 @@ async def test_websockets_and_event_streams_to_another_origin_are_refused(sessio
     assert any(u.endswith("/events") for u in urls), urls
     assert session.blocked_requests >= blocked + 2 and outcome.ok
     assert not _Other.seen  # neither reached the other server
+
+
+def _region(png: bytes, bbox) -> set:
+    from PIL import Image
+
+    x, y, w, h = (round(v) for v in bbox)
+    crop = Image.open(io.BytesIO(png)).convert("RGB").crop((x + 2, y + 2, x + w - 2, y + h - 2))
+    return {crop.getpixel((i, j)) for i in range(crop.width) for j in range(crop.height)}
+
+
+async def test_password_fields_and_configured_elements_are_masked_in_screenshots(session, app):
+    """A typed password and an element the config names (`.api-key`) are one flat colour in the screenshot and
+    in the Set-of-Mark overlay; the heading beside them is not."""
+    await session.act(Action(kind="goto", url=app + "/login"))
+    obs = await session.observe()
+    password = _named(obs, "Password")
+    outcome = await session.act(Action.on(password, "type", text="hunter2-hunter2"), obs)
+    assert outcome.ok
+    obs = await session.observe()
+    key = await session.page.locator(".api-key").bounding_box()
+    heading = await session.page.locator("h1").bounding_box()
+    for png in (obs.screenshot, obs.som_screenshot):
+        assert _region(png, password.bbox) == {(0, 0, 0)}
+    assert _region(obs.screenshot, (key["x"], key["y"], key["width"], key["height"])) == {(0, 0, 0)}
+    assert len(_region(obs.screenshot, (heading["x"], heading["y"], heading["width"], heading["height"]))) > 1
