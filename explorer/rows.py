@@ -113,7 +113,7 @@ class RunMeta(BaseModel):
     tokens: int = 0  # model tokens, all resumed parts of the run together
     seconds: float = 0.0  # wall time, all parts together
     timings: dict[str, float] = {}  # seconds per part: act, observe, dedup, graph, store, model
-    roles: dict[str, dict[str, float]] = {}  # RoleStats.report() of the last part
+    roles: dict[str, dict[str, float]] = {}  # RoleStats.report(), all parts together (merged_report)
 
     @model_validator(mode="after")
     def _strategy_of_explore(self) -> RunMeta:

@@ -8,6 +8,7 @@ import shutil
 import sys
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 
 from explorer.baselines import bfs_click_worker, greedy_worker, random_worker
@@ -20,6 +21,8 @@ from explorer.loop import Engine, run_worker
 from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
 from explorer.models import ModelConfig
+from explorer.roles.stats import merged_report
+from explorer.rows import RunMeta
 from explorer.store import RunStore, resume
 from explorer.summary import RunSummary
 from explorer.tracker import StateTracker
@@ -82,8 +85,8 @@ async def run_exploration(
         model = load_model(model_config or ModelConfig())
         similarity = Embedder().similarity
     budget = Budget(cfg, tracker, model)
-    model_seconds_at_start = model.usage_report().get("total", {}).get("seconds", 0.0) if model is not None else 0.0
     engine, empty = None, False
+    tracker.accounting = partial(_accounting, store.meta(), tracker, budget, model, lambda: engine)
     try:
         async with await Chromium.launch(browser, site.allowed_origins) as chromium:
             sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
@@ -115,21 +118,24 @@ async def run_exploration(
             store.close()
             shutil.rmtree(store.dir, ignore_errors=True)
         else:
-            summary = _close_run(store, tracker, budget, model, model_seconds_at_start, engine)
+            for key, value in tracker.accounting().items():
+                store.set_meta(key, value)
+            summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
+            store.close()
     return summary
 
 
-def _close_run(store: RunStore, tracker: StateTracker, budget: Budget, model, model_seconds: float, engine):
-    """Add this session's accounting to the run meta, write metrics.json, close the store: the run's summary."""
-    meta = store.meta()
-    store.set_meta("tokens", meta.tokens + budget.tokens())
-    store.set_meta("seconds", meta.seconds + budget.seconds())
+def _accounting(base: RunMeta, tracker: StateTracker, budget: Budget, model, engine) -> dict[str, object]:
+    """The run's totals so far: the parts before this one (`base`, the meta at start) plus this part's tokens,
+    seconds, time by part and role counts. Written with every step, so a killed run keeps them."""
     timings = dict(tracker.timings)
     if model is not None:
-        timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - model_seconds
-    store.set_meta("timings", {k: meta.timings.get(k, 0.0) + timings.get(k, 0.0) for k in meta.timings | timings})
-    if engine is not None:
-        store.set_meta("roles", engine.stats.report())
-    summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
-    store.close()
-    return summary
+        timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - budget.model_seconds_at_start
+    out: dict[str, object] = {
+        "tokens": base.tokens + budget.tokens(),
+        "seconds": base.seconds + budget.seconds(),
+        "timings": {k: base.timings.get(k, 0.0) + timings.get(k, 0.0) for k in base.timings | timings},
+    }
+    if engine() is not None:
+        out["roles"] = merged_report(base.roles, engine().stats.report())
+    return out

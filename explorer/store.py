@@ -66,6 +66,10 @@ class StepWriter:
         self._conn = conn
         self.step = step
 
+    def meta(self, key: str, value: object) -> None:
+        """Set a run-level value with this step (the run's accounting, so that a kill loses none of it)."""
+        self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
     def node(self, node: Node) -> None:
         """Insert or update a node record (updates keep its insertion order)."""
         self._conn.execute(

@@ -52,6 +52,8 @@ class StateTracker:
             self.index.add(node.id, node.url, thumbnail(store.blob(node.screenshot)))
         self.next_step = store.last_step() + 1
         self.timings: Counter = Counter()  # seconds spent per part: act, observe, dedup, graph, store
+        # the run's accounting (meta key -> value), written with every step's transaction when set
+        self.accounting: Callable[[], dict[str, object]] | None = None
 
     def normalize(self, url: str) -> str:
         """The run's normalized form of a URL."""
@@ -147,6 +149,8 @@ class StateTracker:
                 tx.event(event.kind, event.detail, event.url)
             pending = records(node.id) if callable(records) else records
             ids = [tx.record(rec_kind, rec, node_from, node.id) for rec_kind, rec in pending]
+            for key, value in (self.accounting() if self.accounting else {}).items():
+                tx.meta(key, value)
         self.next_step += 1
         self.timings["store"] += time.perf_counter() - t2
         if new:

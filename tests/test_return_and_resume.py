@@ -80,6 +80,12 @@ def _rows(db: Path, table: str) -> list[tuple]:
         conn.close()
 
 
+def _accounting(db: Path) -> dict:
+    """The run's accounting as the meta table holds it."""
+    meta = {k: json.loads(v) for k, v in _rows(db, "meta")}
+    return {k: meta.get(k, {} if k in ("roles", "timings") else 0) for k in ("tokens", "seconds", "timings", "roles")}
+
+
 def _holds(db: Path, table: str, minimum: int) -> bool:
     """Whether the run file holds `minimum` rows of `table` yet (False while it is being created)."""
     try:
@@ -125,6 +131,10 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(
     child.wait()
 
     before = {t: _rows(db, t) for t in ("steps", "nodes", "edges", "records", "events")}
+    spent = _accounting(db)  # written with each step: the kill loses none of it
+    assert spent["seconds"] > 0 and spent["timings"].get("store", 0) > 0
+    if strategy == "scale":
+        assert spent["tokens"] > 0 and spent["roles"]["predictor"]["calls"] > 0
     n = len(before["steps"])
     assert [row[0] for row in before["steps"]] == list(range(n))  # contiguous: no gap, no duplicate
     assert len(before[table]) >= minimum
@@ -146,6 +156,10 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(
     assert json.loads(resumed.stdout.strip().splitlines()[-1])["steps"] == n + more
     after = {t: _rows(db, t) for t in before}
     assert [row[0] for row in after["steps"]] == list(range(n + more))
+    total = _accounting(db)  # the resumed part adds to the killed one's accounting, never replaces it
+    assert total["seconds"] > spent["seconds"] and total["tokens"] >= spent["tokens"]
+    for role, counts in spent.get("roles", {}).items():
+        assert total["roles"][role]["calls"] >= counts["calls"]
     for name, rows in before.items():
         if name in in_place:
             assert [r[0] for r in after[name][: len(rows)]] == [r[0] for r in rows]

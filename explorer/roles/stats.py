@@ -29,3 +29,16 @@ class RoleStats:
             }
             for role in sorted(self.calls)
         }
+
+
+def merged_report(earlier: dict[str, dict[str, float]], now: dict[str, dict[str, float]]) -> dict[str, dict]:
+    """Two reports added up (a resumed run: the parts before, and this one), fallback rates recomputed."""
+    out = {}
+    for role in sorted(set(earlier) | set(now)):
+        counts = {k: int(earlier.get(role, {}).get(k, 0) + now.get(role, {}).get(k, 0)) for k in _COUNTS}
+        rate = counts["fallbacks"] / counts["calls"] if counts["calls"] else 0.0
+        out[role] = {**counts, "fallback_rate": round(rate, 3)}
+    return out
+
+
+_COUNTS = ("calls", "repairs", "fallbacks")
