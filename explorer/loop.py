@@ -24,6 +24,7 @@ from explorer.models import ChatModel
 from explorer.novelty import rank_candidates, rarest_tier, signature
 from explorer.pages import SitePages
 from explorer.records import Action, Element, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
+from explorer.restore import exhausted_nodes, tried_kinds
 from explorer.returning import return_to
 from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
 from explorer.rows import RecordKind
@@ -56,6 +57,10 @@ class Engine:
         self.pages.site_name = self.site.name if self.site is not None else ""
         for node in self.tracker.graph.nodes():  # a resumed run knows its pages again
             self.pages.add(node.title)
+        if self.tracker.next_step:  # ... and its novelty counts and exhausted nodes
+            steps = self.tracker.store.steps()
+            self.kinds.update(tried_kinds(steps))
+            self.exhausted |= exhausted_nodes(self.tracker.store, self.tracker.graph, self.site, steps)
 
     async def call(self, fn, *args):
         """Run a model-calling role function off the event loop, one model call at a time."""

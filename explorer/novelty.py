@@ -15,7 +15,12 @@ from explorer.records import Element
 
 def signature(el: Element) -> str:
     """What makes two elements "the same kind" across pages: role and digit-folded name."""
-    return f"{el.role}:{re.sub(r'[0-9]+', '#', el.name.lower())}"
+    return kind_signature(el.role, el.name)
+
+
+def kind_signature(role: str, name: str) -> str:
+    """`signature` of an element known by its role and name (e.g. from an action's label)."""
+    return f"{role}:{re.sub(r'[0-9]+', '#', name.lower())}"
 
 
 def rank_candidates(elements: list[Element], tried_kinds: Counter, rng: random.Random) -> list[Element]:
