@@ -42,7 +42,8 @@ class Budget:
         self.stopped = self.stopped or reason
 
     def exhausted(self) -> str | None:
-        """The budget that is used up ("steps", "hops", "seconds", "tokens", or a stop reason), else None."""
+        """The budget that is used up ("steps", "hops", "seconds", "tokens", "site down: ...", or a stop reason),
+        else None."""
         cfg = self.cfg
         if self.stopped:
             return self.stopped
@@ -54,4 +55,6 @@ class Budget:
             return "seconds"
         if cfg.max_tokens is not None and self.tokens() >= cfg.max_tokens:
             return "tokens"
+        if self.tracker.unreachable_streak >= cfg.max_failed_steps:
+            return f"site down: {self.tracker.unreachable_streak} steps in a row could not reach it"
         return None

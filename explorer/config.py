@@ -175,6 +175,9 @@ class ExploreConfig(_Strict):
     delta: float = Field(DEFAULT_DELTA, gt=0, le=1, description="SSIM threshold of state identity")
     max_variants_per_path: int = Field(30, gt=0, description="URL variants of one path kept as separate states")
     contexts: int = Field(1, gt=0, description="parallel browser contexts on the site")
+    max_failed_steps: int = Field(
+        5, gt=0, description="steps in a row that cannot reach the site (network errors) before the run stops"
+    )
     seed: int = Field(0, description="random seed")
 
 

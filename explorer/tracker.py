@@ -52,6 +52,7 @@ class StateTracker:
             self.index.add(node.id, node.url, thumbnail(store.blob(node.screenshot)))
         self.next_step = store.last_step() + 1
         self.timings: Counter = Counter()  # seconds spent per part: act, observe, dedup, graph, store
+        self.unreachable_streak = 0  # steps in a row whose action could not reach the site (the site is down?)
         # the run's accounting (meta key -> value), written with every step's transaction when set
         self.accounting: Callable[[], dict[str, object]] | None = None
 
@@ -153,6 +154,8 @@ class StateTracker:
                 tx.meta(key, value)
         self.next_step += 1
         self.timings["store"] += time.perf_counter() - t2
+        down = any(e.kind == "navigation_error" and "net::ERR_" in e.detail for e in outcome.events)
+        self.unreachable_streak = self.unreachable_streak + 1 if down else 0
         if new:
             self.index.add(node.id, url, thumb)
         return Step(step_no, action, outcome, after, node.id, new, match, ids)

@@ -155,6 +155,13 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     )
     fields = summary.model_dump(mode="json")
     print(json.dumps(fields) if args.json else "\n".join(f"{k:>10s}: {v}" for k, v in fields.items()))
+    if (summary.stopped_by or "").startswith("site down"):
+        print(
+            f"scalehop: error: {site.start_url} stopped answering ({summary.stopped_by}); run {summary.run_id} keeps"
+            f" its {summary.steps} steps: resume it with `scalehop explore {args.target} --resume {summary.run_id}`",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 

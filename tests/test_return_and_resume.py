@@ -1,4 +1,5 @@
-"""Return-to-node on same-URL states, and a SIGKILLed exploration (SCALE or random) that resumes without loss."""
+"""Return-to-node on same-URL states, a SIGKILLed exploration (SCALE or random) that resumes without loss, and a
+site that goes down mid-run: the run stops, says how to resume, and resumes once the site is back."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -166,3 +169,65 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(
         else:
             assert after[name][: len(rows)] == rows  # committed rows are untouched by the resume
     assert {row[0] for row in after["nodes"]} >= {row[2] for row in before["steps"]}  # every reached node is kept
+
+
+class _Pages(BaseHTTPRequestHandler):
+    """Ten pages, each linking every other: enough for a random walk to keep clicking."""
+
+    def do_GET(self) -> None:
+        n = self.path.strip("/") or "0"
+        links = "".join(f'<a href="/{k}">Page {k}</a> ' for k in range(10) if str(k) != n)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(f"<html><head><title>Page {n}</title></head><body><h1>Page {n}</h1>{links}".encode())
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def _serve(port: int = 0) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer(("127.0.0.1", port), _Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_site_that_goes_down_mid_run_stops_it_and_the_run_resumes_later(tmp_path):
+    server = _serve()
+    port = server.server_port
+    url, db = f"http://127.0.0.1:{port}/", tmp_path / "d" / "run.sqlite"
+    child = subprocess.Popen(
+        _explore(url, tmp_path, "random", 0, "--run-id", "d", "--steps", "300"),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _holds(db, "steps", 4):
+        assert child.poll() is None, child.stderr.read()
+        time.sleep(0.1)
+    server.shutdown()
+    server.server_close()
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 2, err
+    assert "stopped answering (site down: 5 steps in a row could not reach it)" in err
+    assert "--resume d" in err and "Traceback" not in err
+    steps = _rows(db, "steps")
+    assert 4 <= len(steps) < 300  # it stopped on its own, long before its budget
+    assert all("ERR_CONNECTION_REFUSED" in row[4] for row in steps[-5:])  # the five failed steps are kept
+
+    server = _serve(port)  # the site is back
+    try:
+        resumed = subprocess.run(
+            _explore(url, tmp_path, "random", 0, "--resume", "d", "--steps", str(len(steps) + 3), "--json"),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout.strip().splitlines()[-1])["steps"] == len(steps) + 3
