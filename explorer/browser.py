@@ -34,6 +34,7 @@ from explorer.errors import BrowserNotFound, ScalehopError, SiteUnreachable
 from explorer.observe import observe, page_script
 from explorer.records import Action, ActionOutcome, BrowserEvent, Element, EventKind, Observation
 from explorer.safety import allowed_hosts, destination, forbidden_reason, in_scope
+from explorer.secrets import redact, site_secrets
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ class BrowserSession:
         self._opening_page = False
         self._recovery: asyncio.Task | None = None
         self._last_good_url: str | None = None
+        self._secrets = site_secrets(site)  # redacted from every observation's text
 
     # ---- lifecycle -------------------------------------------------------------------------------------------
     @classmethod
@@ -211,7 +213,7 @@ class BrowserSession:
             try:
                 obs = await observe(self.page, timeout_s=self.site.timeouts.action_ms / 1000, mask=self.site.mask)
                 obs.status = self.status
-                return obs
+                return redact(obs, self._secrets)
             except (TimeoutError, PlaywrightError) as exc:
                 last = exc
                 await self._wait_load(self.site.timeouts.navigation_ms / 1000)

@@ -3,12 +3,13 @@ references in its config (and of variables a recipe names), e-mail addresses and
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 
-from explorer.config import SiteConfig
+from explorer.secrets import MIN_SECRET_LEN, site_secrets
 from synthesis.records import Task
+
+__all__ = ["EMAIL", "MIN_SECRET_LEN", "PHONE", "Scrubber", "site_secrets"]
 
 EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
 # +CC groups, or (NNN) NNN-NNNN / NNN-NNN-NNNN / NNN NNN NNNN: separators required, so prices, ids and
@@ -17,16 +18,7 @@ PHONE = re.compile(
     r"(?<![\w+])(?:\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)|\d{1,4})(?:[\s.-]\d{2,4}){2,4}"
     r"|(?:\(\d{3}\)\s?|\b\d{3}[\s.-])\d{3}[\s.-]\d{4})(?!\w)"
 )
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _KEEP = frozenset({"id", "screenshot", "som_screenshot", "goal_screenshot", "element_key", "node_id", "lineage"})
-MIN_SECRET_LEN = 4  # shorter values would scrub ordinary words
-
-
-def site_secrets(site: SiteConfig, extra_env: list[str] = ()) -> list[str]:
-    """Secret values for a site: every ${NAME} its config references, and `extra_env`, as set in the environment."""
-    names = set(_ENV_REF.findall(site.model_dump_json())) | set(extra_env)
-    values = {os.environ[n] for n in names if os.environ.get(n)}
-    return sorted((v for v in values if len(v) >= MIN_SECRET_LEN), key=len, reverse=True)
 
 
 class Scrubber:

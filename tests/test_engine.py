@@ -167,7 +167,9 @@ def test_an_exhausted_node_is_never_picked_again():
     graph = ExplorationGraph()
     for i, url in enumerate(("http://a.test/", "http://a.test/b")):
         graph.add_node(Node(id=f"n{i}", url=url, raw_url=url, screenshot="0" * 64, addressable=True))
-    engine = Engine(None, ExploreConfig(), SimpleNamespace(graph=graph), None, None, None, "t")  # only the graph
+    engine = Engine(
+        None, ExploreConfig(), SimpleNamespace(graph=graph, next_step=0), None, None, None, "t"
+    )  # only the graph
     assert engine.pick_node(1, "n0") == "n0"  # still frontier: stay
     engine.exhausted.add("n0")
     assert engine.pick_node(1, "n0") == "n1"
