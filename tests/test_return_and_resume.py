@@ -215,7 +215,7 @@ def test_a_site_that_goes_down_mid_run_stops_it_and_the_run_resumes_later(tmp_pa
     assert "--resume d" in err and "Traceback" not in err
     steps = _rows(db, "steps")
     assert 4 <= len(steps) < 300  # it stopped on its own, long before its budget
-    assert all("ERR_CONNECTION_REFUSED" in row[4] for row in steps[-5:])  # the five failed steps are kept
+    assert all("net::ERR_" in row[4] for row in steps[-5:])  # the five failed steps are kept (refused, reset...)
 
     server = _serve(port)  # the site is back
     try:
