@@ -33,7 +33,7 @@ DEFAULT_FORBID = (
 # Calibrated on the labelled pairs of configs/state_pairs.yaml (bench/dedup.py prints the sweep): same-state
 # pairs (reloads, hover) score >= 0.9996, different states <= 0.9984 (tabs whose panel is below the fold).
 DEFAULT_DELTA = 0.999
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # ${NAME}: a value taken from the environment
 
 
 class _Strict(BaseModel):
@@ -87,12 +87,12 @@ class LoginStep(_Strict):
                 raise ConfigError(f"login step needs environment variable {name}: export it before running")
             return os.environ[name]
 
-        return _ENV_REF.sub(sub, self.value)
+        return ENV_REF.sub(sub, self.value)
 
     @property
     def is_secret(self) -> bool:
         """True when the value comes from the environment (never logged)."""
-        return bool(self.value and _ENV_REF.search(self.value))
+        return bool(self.value and ENV_REF.search(self.value))
 
 
 class SiteConfig(_Strict):

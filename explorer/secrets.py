@@ -6,12 +6,10 @@ text: mask what shows a secret with the site config's `mask` selectors (observe.
 from __future__ import annotations
 
 import os
-import re
 
-from explorer.config import SiteConfig
+from explorer.config import ENV_REF, SiteConfig
 from explorer.records import Observation
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MIN_SECRET_LEN = 4  # shorter values would redact ordinary words
 REDACTED = "[SECRET]"
 
@@ -19,7 +17,7 @@ REDACTED = "[SECRET]"
 def site_secrets(site: SiteConfig, extra_env: list[str] | tuple[str, ...] = ()) -> list[str]:
     """Secret values for a site: every ${NAME} its config references, and `extra_env`, as set in the environment;
     longest first."""
-    names = set(_ENV_REF.findall(site.model_dump_json())) | set(extra_env)
+    names = set(ENV_REF.findall(site.model_dump_json())) | set(extra_env)
     values = {os.environ[n] for n in names if os.environ.get(n)}
     return sorted((v for v in values if len(v) >= MIN_SECRET_LEN), key=len, reverse=True)
 
