@@ -33,7 +33,7 @@ from explorer.config import BrowserConfig, SiteConfig
 from explorer.errors import BrowserNotFound, ScalehopError, SiteUnreachable
 from explorer.observe import observe, page_script
 from explorer.records import Action, ActionOutcome, BrowserEvent, Element, EventKind, Observation
-from explorer.safety import allowed_hosts, destination, forbidden_reason, in_scope
+from explorer.safety import allowed_hosts, destination, forbidden_reason, forbidden_request, in_scope
 from explorer.secrets import redact, site_secrets
 
 log = logging.getLogger(__name__)
@@ -256,8 +256,9 @@ class BrowserSession:
                 self._op.refused_navigation = self.page.url
             self._record("refused", f"left the allowed origins for {self.page.url}", self.page.url)
             await self._leave_error_page(url_before)
-        if error is None and self._op.refused_navigation:
-            error = f"out of scope: {self._op.refused_navigation}"
+        if error is None and (refused := self._op.refused_navigation):
+            why = "policy forbids" if in_scope(refused, self.site.allowed_origins) else "out of scope"
+            error = f"{why}: {refused}"
         faults = [e for e in self._op.events if e.kind in _FAULTS]
         if error is None and faults:
             error = faults[0].detail
@@ -306,7 +307,8 @@ class BrowserSession:
             submits = element.target is not None and (action.kind == "click" or action.press_enter)
             if (action.kind == "click" and element.href or submits) and not in_scope(target, self.site.allowed_origins):
                 self.refused_navigations += 1
-                self._record("refused", f"{'form' if submits else 'link'} leaves the allowed origins: {target}", target)
+                via = "link" if element.href else "form" if element.submits else "script"
+                self._record("refused", f"{via} leaves the allowed origins: {target}", target)
                 return f"out of scope: {target}"
         if action.kind == "goto" and not in_scope(action.url or "", self.site.allowed_origins):
             self.refused_navigations += 1
@@ -478,13 +480,16 @@ class BrowserSession:
         self._op.events.append(event)
 
     async def _guard(self, route: Route) -> None:
-        url = route.request.url
+        request, url = route.request, route.request.url
         try:
-            if in_scope(url, self.site.allowed_origins):
+            if not in_scope(url, self.site.allowed_origins):
+                self._record("blocked_request", request.resource_type, url)
+            elif reason := forbidden_request(url, request.method, self._is_main_nav(request), self.site.policy):
+                self._record("blocked_request", f"policy forbids {request.method} (matches {reason!r})", url)
+            else:
                 await route.continue_()
                 return
             self.blocked_requests += 1
-            self._record("blocked_request", route.request.resource_type, url)
             if route.request.is_navigation_request():
                 # 204 No Content: the browser stays on the current page instead of showing an error page
                 if self._is_main_nav(route.request):

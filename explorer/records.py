@@ -45,7 +45,9 @@ class Element(BaseModel):
     visible: bool = True
     enabled: bool = True
     submits: bool = False  # a submit button, or a text field whose Enter submits its form
-    target: str | None = None  # where a submitting control sends its form: its formaction, else the form's action
+    # where a submitting control sends its form (formaction, else the form's action), or where an inline script
+    # sends a click (a literal location/window.open URL, data-href)
+    target: str | None = None
     method: str | None = None  # ... and with which method (GET, POST, DIALOG)
     frame: tuple[str, ...] = ()  # structural paths of the iframes that hold it, outermost first
     path: str = ""  # structural path inside its document (shadow roots marked with `>>`)

@@ -21,6 +21,10 @@ PAGES = {
 <form action="http://partner.example.net/collect" method="post"><button>Send</button></form>
 <form action="/search" method="get"><input name="q" aria-label="Query"><button>Search</button></form>
 <a href="/away">Deals</a> <a href="/live">Live</a>
+<button onclick="location.href='/account/delete?all=1'">Proceed</button> <button id="tidy">Tidy up</button>
+<button onclick="if (confirm('Delete all your data?')) location.href='/wipe'">Clear</button>
+<a href="http://localhost:{port}/search?q=alias">Same site</a> <a href="http://localhost:{other}/landing">Partner</a>
+<script>document.getElementById('tidy').onclick = () => fetch('/api/unsubscribe', {method: 'POST'});</script>
 </body></html>""",
     "/live": """<html><head><title>Live</title></head><body><h1>Live</h1><script>
 new WebSocket("ws://127.0.0.1:{other}/feed"); new EventSource("http://127.0.0.1:{other}/events");
@@ -35,6 +39,7 @@ new WebSocket("ws://127.0.0.1:{other}/feed"); new EventSource("http://127.0.0.1:
 class _App(BaseHTTPRequestHandler):
     seen: list[tuple[str, str]] = []
     other = 0  # the port of another origin: `/away` redirects there (an IP literal, which no DNS rule stops)
+    port = 0  # this server's own port
 
     def _answer(self) -> None:
         self.seen.append((self.command, self.path))
@@ -47,7 +52,8 @@ class _App(BaseHTTPRequestHandler):
         self.send_response(200 if body else 404)
         self.send_header("Content-Type", "text/html")
         self.end_headers()
-        self.wfile.write((body or "<h1>gone</h1>").replace("{other}", str(self.other)).encode())
+        body = (body or "<h1>gone</h1>").replace("{other}", str(self.other)).replace("{port}", str(self.port))
+        self.wfile.write(body.encode())
 
     do_GET = do_POST = _answer
 
@@ -64,7 +70,7 @@ def app():
     servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler) for handler in (_App, _Other)]
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
-    _App.other = servers[1].server_port
+    _App.other, _App.port = servers[1].server_port, servers[0].server_port
     yield f"http://127.0.0.1:{servers[0].server_port}"
     for server in servers:
         server.shutdown()
@@ -100,6 +106,53 @@ async def test_a_neutral_button_that_posts_to_a_forbidden_target_is_refused(sess
     outcome = await session.act(Action.on(nxt), obs)
     assert not outcome.ok and "policy forbids" in outcome.error
     assert not [p for m, p in _App.seen if m == "POST"]  # nothing reached the server
+
+
+async def test_a_script_assigned_destination_is_read_and_refused_by_its_target(session):
+    """ "Proceed" sets location.href='/account/delete?all=1' in its onclick: the page exposes it, so it is the
+    element's target and the policy refuses the click before anything is sent."""
+    obs = await session.observe()
+    proceed = _named(obs, "Proceed")
+    assert proceed.target.endswith("/account/delete?all=1") and proceed.method == "GET"
+    _App.seen.clear()
+    outcome = await session.act(Action.on(proceed), obs)
+    assert not outcome.ok and "policy forbids" in outcome.error and outcome.events[0].kind == "refused"
+    assert not [p for _, p in _App.seen if "delete" in p]
+
+
+async def test_a_hidden_script_request_to_a_forbidden_path_never_reaches_the_server(session):
+    """ "Tidy up" gets its handler from a script (nothing in its markup): the click runs, and the POST it makes to
+    /api/unsubscribe is stopped by the network guard and counted as a blocked request."""
+    obs = await session.observe()
+    blocked = session.blocked_requests
+    _App.seen.clear()
+    await session.act(Action.on(_named(obs, "Tidy up")), obs)
+    await session.page.wait_for_timeout(300)
+    assert ("POST", "/api/unsubscribe") not in _App.seen
+    assert session.blocked_requests == blocked + 1
+    assert any(e.kind == "blocked_request" and "policy forbids POST" in e.detail for e in session.events)
+
+
+async def test_a_destructive_confirmation_dialog_is_dismissed_by_default(session):
+    obs = await session.observe()
+    _App.seen.clear()
+    outcome = await session.act(Action.on(_named(obs, "Clear")), obs)
+    assert outcome.dialogs == ["Delete all your data?"]
+    await session.page.wait_for_timeout(300)
+    assert ("GET", "/wipe") not in _App.seen and "/wipe" not in session.page.url
+
+
+async def test_localhost_aliases_are_the_same_site_on_the_same_port_only(session, app):
+    """The site is served at 127.0.0.1: a link to localhost on its port is the same origin (followed); localhost on
+    another port is another origin (refused before the click)."""
+    obs = await session.observe()
+    outcome = await session.act(Action.on(_named(obs, "Same site")), obs)
+    assert outcome.ok and session.page.url.startswith("http://localhost:") and "q=alias" in session.page.url
+    await session.page.goto(app + "/")
+    obs = await session.observe()
+    _Other.seen.clear()
+    outcome = await session.act(Action.on(_named(obs, "Partner")), obs)
+    assert not outcome.ok and "out of scope" in outcome.error and not _Other.seen
 
 
 async def test_a_form_posting_to_another_origin_is_refused_and_a_plain_one_works(session):

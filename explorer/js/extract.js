@@ -6,6 +6,7 @@ function extract(opts) {
   const headings = [];
   const texts = [];  // visible text blocks: what tabs, accordions and results change
   const seenText = new Set();
+  const JS_NAV = /(?:location(?:\.href)?\s*=|location\.(?:assign|replace)\s*\(|window\.open\s*\()\s*['"`]([^'"`]+)['"`]/;
   const TEXT_BLOCK = /^(p|li|dd|dt|td|th|h[1-6]|blockquote|figcaption|caption)$/;
 
   function roleOf(el) {
@@ -74,8 +75,27 @@ function extract(opts) {
   }
 
   // Where a submitting control sends its form: the control's formaction/formmethod over its form's, resolved.
+  // Where the page's own script sends a click, when it says so in markup: data-href/-url/-link, or an inline
+  // onclick that assigns location, calls location.assign/replace or window.open with a literal URL.
+  function scriptTarget(el) {
+    for (const a of ['data-href', 'data-url', 'data-link']) {
+      const v = el.getAttribute(a);
+      if (v) return v;
+    }
+    const m = (el.getAttribute('onclick') || '').match(JS_NAV);
+    return m ? m[1] : null;
+  }
+
+  function resolved(url) {
+    try { return new URL(url, document.baseURI).href; } catch (e) { return null; }
+  }
+
   function formTarget(el, tag) {
-    if (!submits(el, tag)) return { target: null, method: null };
+    if (!submits(el, tag)) {
+      const js = scriptTarget(el);
+      const target = js ? resolved(js) : null;
+      return { target, method: target ? 'GET' : null };
+    }
     const own = el.hasAttribute('formaction');
     const method = (el.hasAttribute('formmethod') ? el.formMethod : el.form.method) || 'get';
     return { target: own ? el.formAction : el.form.action, method: method.toUpperCase() };

@@ -7,7 +7,7 @@ import pytest
 from explorer.config import BrowserConfig, LoginStep, Policy, SiteConfig, load_site_config
 from explorer.errors import BrowserNotFound, ConfigError
 from explorer.records import Element
-from explorer.safety import forbidden_reason, in_scope
+from explorer.safety import allowed_hosts, forbidden_reason, forbidden_request, in_scope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,6 +77,11 @@ def test_login_secret_comes_from_env(monkeypatch):
         ("http://shop.example.com/", False),  # scheme matters
         ("data:text/plain,hi", True),
         ("about:blank", True),
+        ("http://localhost:8700/", True),  # a loopback alias on the same port is the same server
+        ("http://[::1]:8700/", True),
+        ("http://localhost:8701/", False),
+        ("http://127.0.0.1:8700@evil.test/", False),  # userinfo: the host is evil.test
+        ("https://127.0.0.1:8700/", False),
     ],
 )
 def test_scope_rules(url, inside):
@@ -104,3 +109,23 @@ def test_missing_browser_is_one_clear_error(monkeypatch):
     monkeypatch.setenv("SCALEHOP_CHROMIUM", "/nonexistent/chrome")
     with pytest.raises(BrowserNotFound, match="apt-get install -y chromium"):
         BrowserConfig().executable_path()
+
+
+def test_loopback_origins_let_the_dns_guard_resolve_localhost():
+    assert allowed_hosts(["http://127.0.0.1:8700"]) == ["127.0.0.1", "localhost"]
+    assert allowed_hosts(["https://*.example.com"]) == ["example.com"]
+
+
+@pytest.mark.parametrize(
+    "url,method,main,forbidden",
+    [
+        ("http://a.test/api/unsubscribe", "POST", False, True),  # a script's POST
+        ("http://a.test/account/delete?id=3", "GET", True, True),  # a navigation a handler assigned
+        ("http://a.test/static/delete-icon.png", "GET", False, False),  # assets are never refused
+        ("http://delete.a.test/cart", "POST", False, False),  # only the path and query are matched
+        ("http://a.test/cart/add", "POST", False, False),
+    ],
+)
+def test_requests_that_act_are_refused_by_path(url, method, main, forbidden):
+    policy = SiteConfig.from_url("http://a.test/").policy
+    assert bool(forbidden_request(url, method, main, policy)) == forbidden
