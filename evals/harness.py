@@ -9,6 +9,7 @@ evaluation resumes without re-running finished tasks.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,7 @@ from evals.tasks import Task
 from explorer.blobs import Blobs
 from explorer.browser import Chromium, ObserveError
 from explorer.config import BrowserConfig, SiteConfig, origin_of
-from explorer.errors import ConfigError, ScalehopError
+from explorer.errors import ConfigError, ScalehopError, SiteUnreachable
 from explorer.records import Observation
 
 Grade = tuple[bool, float, str, list[CheckResult]]  # success, score, reason, checks
@@ -181,6 +182,8 @@ async def run_episode(
             if await episode.finished():
                 ended = "done"
         success, score, reason, checks = await episode.grade(session, answer)
+    except SiteUnreachable:
+        raise  # not the agent's failure: the evaluation stops there (run_eval) and resumes later
     except (ScalehopError, ObserveError) as exc:
         success, score, reason, checks, ended = False, 0.0, f"error: {str(exc).splitlines()[0]}", [], "error"
     finally:
@@ -218,22 +221,33 @@ async def run_eval(
     progress: bool = True,
 ) -> list[TaskResult]:
     """Run every episode whose result is not on disk yet (a killed evaluation resumes), writing each result as it
-    ends; returns all results in task order."""
+    ends; returns all results in task order. A site that cannot be reached stops the evaluation with
+    SiteUnreachable: no task is graded on it, a new folder with no result is removed, finished results stay."""
     folder = Path(folder)
+    created = not folder.exists()
     _open_run(folder, run)
     blobs = Blobs(folder / "blobs")
     origins = sorted({o for e in episodes for o in e.site().allowed_origins})
     todo = [e for e in episodes if not result_path(folder, e.task_id).exists()]
     bar = _bar(len(episodes), len(episodes) - len(todo), run, progress)
-    async with await Chromium.launch(browser, origins) as chromium:
-        for episode in todo:
-            result = await run_episode(chromium, episode, policy, run.max_steps, blobs, run.suite)
-            result.save(result_path(folder, episode.task_id))
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix_str(f"{episode.task_id}: {'ok' if result.success else 'fail'}")
-    if bar is not None:
-        bar.close()
+    try:
+        async with await Chromium.launch(browser, origins) as chromium:
+            for episode in todo:
+                result = await run_episode(chromium, episode, policy, run.max_steps, blobs, run.suite)
+                result.save(result_path(folder, episode.task_id))
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix_str(f"{episode.task_id}: {'ok' if result.success else 'fail'}")
+    except SiteUnreachable as exc:
+        done = sum(result_path(folder, e.task_id).exists() for e in episodes)
+        if done == 0 and created:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        raise SiteUnreachable(f"{exc} {done} of {len(episodes)} tasks are done and kept in {folder}: run the same "
+                              "command again to resume") from None  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
     return [TaskResult.load(result_path(folder, e.task_id)) for e in episodes]
 
 

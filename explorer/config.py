@@ -127,8 +127,8 @@ class SiteConfig(_Strict):
     @classmethod
     def from_url(cls, url: str, **overrides: object) -> SiteConfig:
         """A config for a bare start URL; allowed origins default to that URL's origin."""
-        host = urlsplit(url).netloc or "local-file"
-        return validated(lambda: cls(name=host, start_url=url, **overrides), url)
+        fields = {"name": urlsplit(url).netloc or "local-file", **overrides}  # a given name wins over the host
+        return validated(lambda: cls(start_url=url, **fields), url)
 
 
 class BrowserConfig(_Strict):

@@ -94,10 +94,23 @@ def test_user_errors_are_one_line(args, env, message, tmp_path):
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_explore_of_an_unreachable_site_fails_and_leaves_no_run(tmp_path):
-    """A start URL nothing answers: `explore` says so in one line, exits 2, and writes no empty run folder."""
+DOWN = "http://127.0.0.1:9/"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["explore", DOWN, "--strategy", "random", "--steps", "2", "--runs-dir", "{runs}"],
+        ["improve", DOWN, "--strategy", "random", "--steps", "2", "--runs-dir", "{runs}"],
+        ["eval", "bundled:shop:dev", "--site", f"shop={DOWN}", "--policy", "random", "--limit", "2", "--out", "{runs}"],
+    ],
+    ids=["explore", "improve", "eval"],
+)
+def test_an_unreachable_start_fails_in_one_line_and_leaves_no_run(args, tmp_path):
+    """A start URL nothing answers: each command says so in one line, exits 2, and writes no empty run folder (an
+    evaluation does not grade its tasks as failed on a site that is down)."""
     runs = tmp_path / "runs"
-    result = scalehop("explore", "http://127.0.0.1:9/", "--strategy", "random", "--steps", "2", "--runs-dir", str(runs))
-    assert result.returncode == 2
-    assert "cannot reach http://127.0.0.1:9/" in result.stderr and "Traceback" not in result.stderr
+    result = scalehop(*[a.replace("{runs}", str(runs)) for a in args])
+    assert result.returncode == 2, result.stderr
+    assert f"cannot reach {DOWN.rstrip('/')}" in result.stderr and "Traceback" not in result.stderr
     assert not runs.exists() or not any(runs.iterdir())

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import shutil
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
-from explorer.errors import ConfigError
+from explorer.errors import ConfigError, SiteUnreachable
 from explorer.models import ModelConfig
 from training.adapters import AdapterCard, round_dir, write_card
 from training.config import TrainConfig
@@ -276,6 +277,7 @@ async def run_improvement(
     if rounds < 1:
         raise ConfigError(f"--rounds {rounds}: run at least one round")
     root = Path(improve_dir)
+    created = not root.exists()
     state = open_state(sites, root, explore, train, heldout_share, start_adapter, task_eval)
     browser = browser or BrowserConfig()
     learn_step = learn_step or local_learner(serving)
@@ -285,7 +287,14 @@ async def run_improvement(
         t0 = time.perf_counter()
         current = state.adopted(root)
         explore_model = serving.model_copy(update={"adapter": None if current is None else str(current)})
-        new_runs = await explore_step(sites, root / "explore" / f"round-{k}", explore, browser, explore_model)
+        try:
+            new_runs = await explore_step(sites, root / "explore" / f"round-{k}", explore, browser, explore_model)
+        except SiteUnreachable as exc:
+            if created and not state.rounds:  # nothing was done: leave no empty improve run behind
+                shutil.rmtree(root, ignore_errors=True)
+                raise
+            raise SiteUnreachable(f"{exc} {len(state.rounds)} rounds are done and kept in {root}: run the same "
+                                  f"command with --run-id {root.name} to resume") from None  # fmt: skip
         datasets = []
         if wants_tasks:
             datasets.append(await asyncio.to_thread(dataset_step, new_runs, root / "datasets" / f"round-{k}"))

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from explorer.config import BrowserConfig
-from explorer.errors import ConfigError
+from explorer.errors import ConfigError, SiteUnreachable
 
 POLICIES = ("actor", "world-model", "adaptive", "random")  # evals.policies.POLICIES, without importing it here
 
@@ -62,7 +62,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-steps {args.max_steps}: allow at least one action")
     adapters = [a.strip() for a in args.adapters.split(",")] if args.adapters else [args.adapter]
     out = Path(args.out or f"runs/evals/{time.strftime('%Y%m%d-%H%M%S')}-{_slug(args.target)}-{args.policy}")
-    by_adapter = asyncio.run(_evaluate(args, adapters, out))
+    created = not out.exists()
+    try:
+        by_adapter = asyncio.run(_evaluate(args, adapters, out))
+    except SiteUnreachable:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # --adapters: each adapter's folder went away with its empty evaluation
+        raise
     for name, results in by_adapter.items():
         if len(by_adapter) > 1:
             print(f"\n== {name} ==")
