@@ -13,6 +13,7 @@ from explorer.candidates import CLICKABLE, action_for, usable_elements
 from explorer.config import SiteConfig
 from explorer.novelty import rank_candidates, signature
 from explorer.records import Action, Observation
+from explorer.restore import exhausted_nodes, tried_kinds
 from explorer.returning import return_to
 
 
@@ -66,6 +67,10 @@ async def greedy_worker(site: SiteConfig, tracker, budget, session: BrowserSessi
     graph = tracker.graph
     kinds: Counter = Counter()
     exhausted: set[str] = set()  # nodes whose untried elements are all unusable (forbidden, out of scope)
+    if tracker.next_step:  # a resumed walk knows its novelty counts and its spent nodes again
+        steps = tracker.store.steps()
+        kinds.update(tried_kinds(steps))
+        exhausted |= exhausted_nodes(tracker.store, graph, site, steps, verified=False)
     step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
     node, obs = step.node_id, step.observation
     while budget.exhausted() is None:

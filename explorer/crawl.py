@@ -36,6 +36,32 @@ class Frontier:
         self.seen: set[str] = set()  # queued or reached
         self.clicked: set[str] = set()  # element keys of the buttons clicked
 
+    @classmethod
+    def rebuilt(cls, site: SiteConfig, tracker: StateTracker) -> Frontier:
+        """The frontier of a resumed crawl, replayed from its stored steps in order: every page a step loaded is
+        reached (and off the queue), every button it clicked is clicked, and the links of every state it reached
+        are queued as they were first seen. A resume goes on with the next page instead of starting over; a page
+        whose buttons the kill interrupted is loaded again first, for the buttons it has left."""
+        normalize, store, graph = tracker.normalize, tracker.store, tracker.graph
+        frontier = cls(site, normalize)
+        frontier.seen.add(normalize(site.start_url))
+        page: tuple[str, list[Element]] | None = None  # the page last loaded, and its buttons
+        for step in store.steps():
+            action = step.action
+            if action.kind == "click" and action.element_key:
+                frontier.clicked.add(action.element_key)
+            node = graph.node(step.node_to) if step.node_to and step.node_to in graph.g else None
+            found = frontier.take(store.observation(node.observation)) if node and node.observation else []
+            if action.kind == "goto" and action.url:
+                key = normalize(action.url)
+                frontier.seen.add(key)
+                frontier.queue = deque(u for u in frontier.queue if normalize(u) != key)
+                page = (action.url, found) if step.kind != "return" else page
+        if page and normalize(page[0]) != normalize(site.start_url):  # the start page is loaded first anyway
+            if any(b.key not in frontier.clicked for b in page[1]):
+                frontier.queue.appendleft(page[0])
+        return frontier
+
     def page_link(self, element: Element, page_url: str) -> str | None:
         """The URL `element` links to when it is another page (fragment dropped unless the site keeps it)."""
         href = element.href
@@ -71,8 +97,11 @@ async def bfs_worker(
     site: SiteConfig, tracker: StateTracker, budget, session: BrowserSession, rng: random.Random
 ) -> None:
     """Crawl breadth-first: load each frontier page by `goto`, then click its buttons, until nothing is left."""
-    frontier = Frontier(site, tracker.normalize)
-    frontier.seen.add(tracker.normalize(site.start_url))
+    if tracker.next_step:  # resumed: the pages loaded, the buttons clicked and the queue as the last run left them
+        frontier = Frontier.rebuilt(site, tracker)
+    else:
+        frontier = Frontier(site, tracker.normalize)
+        frontier.seen.add(tracker.normalize(site.start_url))
     step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
     while True:
         buttons = frontier.take(step.observation)

@@ -1,6 +1,6 @@
-"""What a resumed SCALE run knows again from its store, beyond the graph: the element kinds its Selector tried
-(novelty) and the nodes it had exhausted, so that a resume neither forgets novelty nor re-verifies a node with
-nothing left to try."""
+"""What a resumed run knows again from its store, beyond the graph: the element kinds it tried (novelty) and the
+nodes it had exhausted, so that a resume neither forgets novelty nor returns to a node with nothing left to try.
+SCALE and the novelty-greedy walk use both; the crawl rebuilds its frontier (`crawl.Frontier.rebuilt`)."""
 
 from __future__ import annotations
 
@@ -28,12 +28,15 @@ def tried_kinds(steps: Iterable[StepRow]) -> Counter:
     return kinds
 
 
-def exhausted_nodes(store: RunStore, graph: ExplorationGraph, site: SiteConfig, steps: Iterable[StepRow]) -> set[str]:
-    """Nodes verified with nothing untried left among the usable elements of their stored observation."""
-    verified = {s.node_from for s in steps if s.kind == "verify"}
+def exhausted_nodes(
+    store: RunStore, graph: ExplorationGraph, site: SiteConfig, steps: Iterable[StepRow], verified: bool = True
+) -> set[str]:
+    """Nodes with nothing untried left among the usable elements of their stored observation; with `verified`
+    (SCALE's rule), only those a verification step started from."""
+    checked = {s.node_from for s in steps if s.kind == "verify"} if verified else {n.id for n in graph.nodes()}
     out = set()
     for node in graph.nodes():
-        if node.id in verified and node.observation:
+        if node.id in checked and node.observation:
             usable = usable_elements(store.observation(node.observation), site)
             if not {e.key for e in usable} - set(node.tried):
                 out.add(node.id)

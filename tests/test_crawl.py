@@ -97,6 +97,35 @@ async def test_bfs_loads_each_page_once_clicks_buttons_and_stops_when_the_fronti
     assert all(in_scope(r.outcome["url_after"], site.allowed_origins) for r in rows)
 
 
+@pytest.mark.parametrize("cut", [3, 7])
+async def test_a_resumed_crawl_goes_on_where_it_stopped(tiny_site, tmp_path, cut):
+    """Stopped after `cut` steps (3: among the home page's buttons; 7: among page A's) and resumed, the crawl
+    rebuilds its frontier from the store: it loads no page twice, clicks no button twice, and does what an
+    uninterrupted crawl does, with one start step (and the interrupted page loaded again) in between."""
+    site = SiteConfig(name="tiny", start_url=tiny_site, timeouts={"navigation_ms": 4000, "action_ms": 3000})
+    _, whole, _, _ = await _run(site, "bfs", 40, tmp_path / "whole")
+    runs = tmp_path / "cut"
+    first, rest = ExploreConfig(strategy="bfs", max_steps=cut), ExploreConfig(strategy="bfs", max_steps=40)
+    await run_exploration(site, first, BrowserConfig(), runs_dir=runs, run_id="b")
+    summary = await run_exploration(site, rest, BrowserConfig(), runs_dir=runs, run_id="b", resume_run="b")
+    store, _ = resume(runs / "b")
+    rows = store.steps()
+    store.close()
+    assert summary.stopped_by == "frontier empty"
+
+    def work(rows):
+        return [(r.kind, r.action.label or urlsplit(r.action.url).path) for r in rows if r.kind in ("select", "goto")]
+
+    starts = [r.step for r in rows if r.kind == "start"]
+    assert starts == [0, cut]
+    redone = [r for r in rows if r.kind == "goto" and r.step == cut + 1]  # the interrupted page, loaded again
+    assert [urlsplit(r.action.url).path for r in redone] == ([] if cut == 3 else ["/a.html"])
+    rest = [r for r in rows if r not in redone]
+    clicks = [label for kind, label in work(rest) if kind == "select"]
+    assert len(clicks) == len(set(clicks)) and work(rest) == work(whole)
+    assert len(rows) == len(whole) + 1 + len(redone)
+
+
 async def test_bfs_finds_a_new_page_per_goto_and_at_least_as_much_as_click_and_return(site_config, tmp_path):
     site = site_config("shop")
     crawl, rows, graph, _ = await _run(site, "bfs", 20, tmp_path)

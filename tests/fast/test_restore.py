@@ -31,5 +31,12 @@ def test_a_verified_node_with_nothing_left_to_try_is_exhausted_again(fixture_run
         usable = usable_elements(store.observation(node.observation), fixture_run.site)
         graph.update(chart, tried=[e.key for e in usable])
         assert exhausted_nodes(store, graph, fixture_run.site, steps) == {chart}
+        others = [n for n in graph.nodes() if n.id != chart and n.observation]
+        spent = others[0]  # never verified: SCALE's rule leaves it, the greedy walk's rule (verified=False) takes it
+        graph.update(
+            spent.id, tried=[e.key for e in usable_elements(store.observation(spent.observation), fixture_run.site)]
+        )
+        assert exhausted_nodes(store, graph, fixture_run.site, steps) == {chart}
+        assert exhausted_nodes(store, graph, fixture_run.site, steps, verified=False) >= {chart, spent.id}
     finally:
         store.close()
