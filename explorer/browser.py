@@ -34,7 +34,7 @@ from explorer.errors import BrowserNotFound, ScalehopError, SiteUnreachable
 from explorer.observe import observe, page_script
 from explorer.records import Action, ActionOutcome, BrowserEvent, Element, EventKind, Observation
 from explorer.safety import allowed_hosts, destination, forbidden_reason, forbidden_request, in_scope
-from explorer.secrets import redact, site_secrets
+from explorer.secrets import redact, redact_text, site_secrets
 
 log = logging.getLogger(__name__)
 
@@ -475,7 +475,7 @@ class BrowserSession:
         self.page = page
 
     def _record(self, kind: EventKind, detail: str = "", url: str = "") -> None:
-        event = BrowserEvent(kind=kind, detail=detail, url=url)
+        event = BrowserEvent(kind=kind, detail=redact_text(detail, self._secrets), url=url)
         self.events.append(event)
         self._op.events.append(event)
 
@@ -520,8 +520,9 @@ class BrowserSession:
         self._op.changed.set()  # a link that opened a tab will not navigate this page
 
     async def _on_dialog(self, dialog: Dialog) -> None:
-        self._op.dialogs.append(dialog.message[:200])
-        self._record("dialog", f"{dialog.type}: {dialog.message[:200]}", self.page.url)
+        message = redact_text(dialog.message[:200], self._secrets)
+        self._op.dialogs.append(message)
+        self._record("dialog", f"{dialog.type}: {message}", self.page.url)
         if len(self._op.dialogs) > self.site.policy.max_dialogs_per_action:
             self._recover("dialog_flood", f"more than {self.site.policy.max_dialogs_per_action} dialogs in one action")
             return  # leave it open: the page is replaced

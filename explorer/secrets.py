@@ -1,7 +1,8 @@
 """A site's secret values (every ${NAME} its config references, as set in the environment) and their redaction
 from an observation's text before anything is stored: title, headings, texts, the text form, element names and
-values. URLs are kept as they are (the explorer navigates by them; dataset building scrubs them). Pixels are not
-text: mask what shows a secret with the site config's `mask` selectors (observe.py)."""
+values; and from the browser's dialog messages and event details. URLs are kept as they are (the explorer
+navigates by them; dataset building scrubs them). Pixels are not text: mask what shows a secret with the site
+config's `mask` selectors (observe.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def site_secrets(site: SiteConfig, extra_env: list[str] | tuple[str, ...] = ()) 
     return sorted((v for v in values if len(v) >= MIN_SECRET_LEN), key=len, reverse=True)
 
 
-def _clean(text: str, secrets: list[str]) -> str:
+def redact_text(text: str, secrets: list[str]) -> str:
+    """`text` with every secret value replaced by [SECRET] (a dialog's message, an event's detail)."""
     for secret in secrets:
         text = text.replace(secret, REDACTED)
     return text
@@ -37,18 +39,18 @@ def redact(obs: Observation, secrets: list[str]) -> Observation:
     elements_clean = [
         e.model_copy(
             update={
-                "name": _clean(e.name, secrets),
-                "value": _clean(e.value, secrets),
+                "name": redact_text(e.name, secrets),
+                "value": redact_text(e.value, secrets),
             }
         )
         for e in obs.elements
     ]
     return obs.model_copy(
         update={
-            "title": _clean(obs.title, secrets),
-            "text": _clean(obs.text, secrets),
-            "headings": [_clean(h, secrets) for h in obs.headings],
-            "texts": [_clean(t, secrets) for t in obs.texts],
+            "title": redact_text(obs.title, secrets),
+            "text": redact_text(obs.text, secrets),
+            "headings": [redact_text(h, secrets) for h in obs.headings],
+            "texts": [redact_text(t, secrets) for t in obs.texts],
             "elements": elements_clean,
         }
     )

@@ -9,7 +9,9 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -173,3 +175,100 @@ def test_self_improve_flow_explores_two_sites_then_trains_evaluates_and_gates(
     assert tags == ["site:forum", "site:shop"]  # one concurrency tag per site
     artifacts = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": ["improve-imp"]}}}).json()
     assert artifacts and artifacts[0]["type"] == "table"
+
+
+VAULT_ENV, VAULT_TOKEN = "SCALEHOP_TEST_VAULT_TOKEN", "tok-7hq2vd9w"
+VAULT = {
+    "/": f"""<title>Vault · {VAULT_TOKEN}</title><h1>Your vault {VAULT_TOKEN}</h1>
+<p>API token: {VAULT_TOKEN}. Keep it safe.</p><a href="/keys">Keys</a> <a href="/help">Help for {VAULT_TOKEN}</a>
+<input aria-label="Token" value="{VAULT_TOKEN}"> <input type="password" aria-label="Password">
+<button onclick="alert('copied {VAULT_TOKEN}')">Copy</button>""",
+    "/keys": f"<title>Keys</title><h1>Keys</h1><ul><li>Primary: {VAULT_TOKEN}</li></ul><a href='/'>Home</a>",
+    "/help": "<title>Help</title><h1>Help</h1><p>Rotate your token often.</p><a href='/'>Home</a>",
+}
+
+
+class _Vault(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = VAULT.get(self.path.split("?")[0])
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(f"<!doctype html><html><body>{body or 'gone'}</body></html>".encode())
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_planted_secret_reaches_no_artifact(prefect_server, tmp_path, capfd, monkeypatch):
+    """A site shows its token (the value of a ${NAME} its config references) in the title, headings, text, a
+    link's name, a field's value and an alert. Explored and built into a dataset by the Prefect flows, then
+    reported: the token is in no file of the run or the dataset (SQLite, blobs, Arrow; Parquet decoded), not in the
+    report, the console, the Python log, the server's flow-run logs or any Prefect artifact. (Pixels are not text:
+    tests/test_guards.py checks masking.)"""
+    import asyncio
+    import io
+    import logging
+
+    import pyarrow.parquet as pq
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from explorer.config import ExploreConfig, LoginStep, SiteConfig
+    from flows.dataset import build_dataset
+    from flows.explore import explore_site
+    from report.html import build_report
+
+    api, _ = prefect_server
+    monkeypatch.setenv(VAULT_ENV, VAULT_TOKEN)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Vault)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/"
+    login = [LoginStep(action="wait_for", selector="body", value="${" + VAULT_ENV + "}")]
+    site = SiteConfig(name="vault", start_url=url, login=login, timeouts={"navigation_ms": 4000, "action_ms": 3000})
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)  # every record that reaches the root: ours at DEBUG, libraries' as set
+    ours = [logging.getLogger(name) for name in ("explorer", "synthesis", "flows", "report")]
+    levels = [logger.level for logger in ours]
+    for logger in ours:
+        logger.setLevel(logging.DEBUG)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with temporary_settings({PREFECT_API_URL: api}):
+            explore = ExploreConfig(strategy="random", max_steps=8, seed=0)
+            summary = asyncio.run(explore_site(site, explore, runs_dir=str(tmp_path / "runs"), run_id="vault"))
+            stats = build_dataset([summary.run_dir], out=str(tmp_path / "dataset"))
+        report = build_report(tmp_path / "runs")
+    finally:
+        root.removeHandler(handler)
+        for logger, level in zip(ours, levels, strict=True):
+            logger.setLevel(level)
+        server.shutdown()
+    assert summary.steps == 8 and sum(stats.counts.values()) > 0
+    found = []
+    files = [p for d in (tmp_path / "runs", tmp_path / "dataset") for p in d.rglob("*") if p.is_file()]
+    for path in files:
+        if path.suffix == ".parquet":
+            text = json.dumps(pq.read_table(path).drop_columns(_image_columns(path)).to_pylist(), default=str)
+            found += [path] if VAULT_TOKEN in text else []
+        elif path.suffix != ".png" and VAULT_TOKEN.encode() in path.read_bytes():
+            found.append(path)
+    assert not found, found
+    assert b"[SECRET]" in (tmp_path / "runs/vault/run.sqlite").read_bytes()  # the page was seen, redacted
+    assert any(p.suffix == ".arrow" for p in files) and VAULT_TOKEN not in report.read_text()
+    out, err = capfd.readouterr()
+    assert log.getvalue() and VAULT_TOKEN not in log.getvalue() + out + err
+    runs = httpx.post(f"{api}/flow_runs/filter", json={"flows": {"name": {"any_": ["explore_site", "build_dataset"]}}})
+    for run in runs.json():
+        assert VAULT_TOKEN not in flow_run_log(api, run["id"], finished=1)
+    artifacts = httpx.post(f"{api}/artifacts/filter", json={}).json()
+    assert {a["key"] for a in artifacts} >= {"explore-vault", "dataset"}
+    assert VAULT_TOKEN not in json.dumps(artifacts)
+
+
+def _image_columns(path: Path) -> list[str]:
+    """The image columns of a Parquet file (pixels, not text)."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    return [name for name in names if "screenshot" in name or name in ("goal_image", "images")]
