@@ -7,7 +7,11 @@ the run folder is checked:
 - every record and every step committed before the previous kill is still there, unchanged;
 - every node's screenshot, its observation JSON and the observation's screenshots are in blobs/;
 - the accounting (tokens, seconds) never goes backwards.
-A last resume runs to a step budget and must exit 0. A table prints one row per kill.
+A last resume runs to a step budget and must exit 0. A table prints one row per kill. Then (unless
+--no-compare) an uninterrupted run of the same seed and step count runs, and its summary counts print beside the
+killed run's: what the kills changed, within the run-to-run spread (a resume re-seeds the strategy's random
+generator from the seed and the step number, restarts at the start URL, and redoes the step a kill interrupted,
+so the two runs take different paths after the first kill).
 
     .venv/bin/python bench/chaos.py                                   # 20 kills of a SCALE run (minutes)
     .venv/bin/python bench/chaos.py --kills 3 --strategy random       # what tests/test_chaos.py runs
@@ -32,6 +36,7 @@ sys.path[0] = str(ROOT)  # the repo root, not bench/
 
 from bench.common import print_table  # noqa: E402
 from explorer.store import resume  # noqa: E402
+from explorer.summary import RunMetrics  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
 
@@ -120,11 +125,13 @@ def chaos(kills: int, strategy: str, site: str, seed: int, runs: Path, max_wait:
             extra = ("--resume", "chaos") if (run / "run.sqlite").exists() else ("--run-id", "chaos")
             child = subprocess.Popen(_explore(url, runs, strategy, *extra, "--steps", "100000"), cwd=ROOT,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-            # wait for one more committed step (or a random moment before it), then kill at a random instant
-            deadline, target = time.monotonic() + max_wait, len(before.steps) + 1
+            # wait for the resume's start step and 0-2 more committed steps, then kill at a random instant (a
+            # SCALE step takes seconds: the kill lands in a model call, the browser action or the commit)
+            deadline = time.monotonic() + max_wait
+            target = len(before.steps) + 2 + rng.randint(0, 2)
             while time.monotonic() < deadline and child.poll() is None and len(snapshot(run).steps) < target:
                 time.sleep(0.05)
-            time.sleep(rng.uniform(0, 1.5))
+            time.sleep(rng.uniform(0, 3.0))
             child.send_signal(signal.SIGKILL)
             child.wait()
             now = snapshot(run)
@@ -144,6 +151,28 @@ def chaos(kills: int, strategy: str, site: str, seed: int, runs: Path, max_wait:
     return rows, found
 
 
+COMPARED = ("steps", "states", "urls", "same_url_states", "elements_tried", "failures", "records", "unreachable")
+
+
+def compare(strategy: str, site: str, runs: Path) -> list[list]:
+    """Run the same seed uninterrupted to the killed run's step count; rows: count, killed, uninterrupted."""
+    killed = RunMetrics.load(runs / "chaos").summary
+    servers = serve_sites(port=0, slow_seconds=5)
+    try:
+        args = ("--run-id", "straight", "--steps", str(killed.steps))
+        done = subprocess.run(_explore(servers.urls[site], runs, strategy, *args), cwd=ROOT, capture_output=True,
+                              text=True, timeout=3600)  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"the uninterrupted run failed: {done.stderr.strip().splitlines()[-1:]}")
+    finally:
+        servers.stop()
+    straight = RunMetrics.load(runs / "straight").summary
+    rows = [[k, getattr(killed, k), getattr(straight, k)] for k in COMPARED]
+    for status in sorted(set(killed.statuses) | set(straight.statuses)):
+        rows.append([f"nodes {status}", killed.statuses.get(status, 0), straight.statuses.get(status, 0)])
+    return rows + [["tokens", killed.tokens, straight.tokens], ["seconds", killed.seconds, straight.seconds]]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kills", type=int, default=20)
@@ -151,14 +180,18 @@ def main() -> int:
     p.add_argument("--site", default="shop")
     p.add_argument("--seed", type=int, default=0, help="seeds the kill moments")
     p.add_argument("--max-wait", type=float, default=120, help="seconds to wait for a step before killing anyway")
+    p.add_argument("--no-compare", action="store_true", help="skip the uninterrupted run of the same seed")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows, found = chaos(args.kills, args.strategy, args.site, args.seed, Path(tmp), args.max_wait)
-    print(f"\n{args.kills} SIGKILLs of a {args.strategy} run on the bundled {args.site}, each resumed\n")
-    print_table(["kill", "steps", "records", "nodes", "tokens", "seconds", "problems"], rows)
-    for line in found:
-        print(f"PROBLEM {line}")
-    print("\nno step, record, blob or accounting lost" if not found else f"\n{len(found)} problems")
+        print(f"\n{args.kills} SIGKILLs of a {args.strategy} run on the bundled {args.site}, each resumed\n")
+        print_table(["kill", "steps", "records", "nodes", "tokens", "seconds", "problems"], rows)
+        for line in found:
+            print(f"PROBLEM {line}")
+        print("\nno step, record, blob or accounting lost" if not found else f"\n{len(found)} problems")
+        if not args.no_compare:
+            print(f"\nthe killed run beside an uninterrupted {args.strategy} run of the same seed and steps\n")
+            print_table(["count", "killed + resumed", "uninterrupted"], compare(args.strategy, args.site, Path(tmp)))
     return 1 if found else 0
 
 

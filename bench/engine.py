@@ -4,6 +4,8 @@
    so this measures the browser side), side by side in one run.
 2. Where a SCALE step's time goes (embedded model, 1 context): the model calls against everything else
    (act, observe, dedup, graph, store), as shares of the step time.
+3. SCALE with constrained decoding on and off (the model config's `grammar`), the same seed and steps, side by
+   side: median step time and, per role, calls, answers written under the grammar, repairs and fallbacks.
 
 Usage: bench/engine.py [STEPS] (default 40).
 """
@@ -22,6 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from bench.common import print_table  # noqa: E402
 from explorer import BrowserConfig, SiteConfig  # noqa: E402
 from explorer.config import ExploreConfig  # noqa: E402
+from explorer.models import ModelConfig  # noqa: E402
 from explorer.run import run_exploration  # noqa: E402
 from explorer.store import RunStore  # noqa: E402
 from sites import serve_sites  # noqa: E402
@@ -54,6 +57,12 @@ async def main(steps: int) -> None:
             cfg = ExploreConfig(strategy="scale", max_steps=steps // 2, seed=0)
             r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id="scale")
             parts = timings(r.run_dir)
+            grammar_rows = []
+            for on in (True, False):
+                run = await run_exploration(
+                    site, cfg, BrowserConfig(), ModelConfig(grammar=on), runs_dir=runs, run_id=f"grammar-{on}"
+                )
+                grammar_rows += decoding_rows("on" if on else "off", run.run_dir)
     finally:
         servers.stop()
     print("1. random walk on shop: steps/s by browser contexts")
@@ -64,6 +73,22 @@ async def main(steps: int) -> None:
     outside = sum(parts.get(p, 0.0) for p in ("observe", "dedup", "graph", "store"))
     share.append(["observe+dedup+graph+store", f"{outside:.1f}", f"{outside / total:.1%}"])
     print_table(["part", "seconds", "share of run"], share)
+    print(f"\n3. SCALE on shop, {cfg.max_steps} steps, constrained decoding on and off (same seed)")
+    print_table(["grammar", "median s/step", "role", "calls", "constrained", "repairs", "fallbacks"], grammar_rows)
+
+
+def decoding_rows(label: str, run_dir: str) -> list[list]:
+    """One row per role of a run: its median step time and the role's answer counts."""
+    store = RunStore(run_dir)
+    try:
+        steps = store.steps()
+        roles = store.meta().roles
+    finally:
+        store.close()
+    gaps = sorted(b.created - a.created for a, b in zip(steps, steps[1:], strict=False))
+    med = f"{gaps[len(gaps) // 2]:.2f}" if gaps else "-"
+    keys = ("calls", "constrained", "repairs", "fallbacks")
+    return [[label, med, role, *(int(counts.get(k, 0)) for k in keys)] for role, counts in sorted(roles.items())]
 
 
 if __name__ == "__main__":

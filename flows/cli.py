@@ -8,6 +8,7 @@ import importlib
 import json
 import logging
 import sys
+from pathlib import Path
 
 from explorer.config import BrowserConfig, ExploreConfig, load_site_config, validated
 from explorer.errors import ScalehopError
@@ -137,6 +138,18 @@ def _cmd_observe(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_accounting(run_dir: str) -> dict:
+    """The run's per-role counts (calls, constrained, repairs, fallbacks) and seconds by part, from its meta."""
+    from explorer.store import RunStore
+
+    store = RunStore(Path(run_dir))
+    try:
+        meta = store.meta()
+    finally:
+        store.close()
+    return {"roles": meta.roles, "seconds_by_part": meta.timings}
+
+
 def _cmd_explore(args: argparse.Namespace) -> int:
     from explorer.run import run_exploration
 
@@ -153,7 +166,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             resume_run=args.resume,
         )
     )
-    fields = summary.model_dump(mode="json")
+    fields = summary.model_dump(mode="json") | run_accounting(summary.run_dir)
     print(json.dumps(fields) if args.json else "\n".join(f"{k:>10s}: {v}" for k, v in fields.items()))
     if (summary.stopped_by or "").startswith("site down"):
         print(

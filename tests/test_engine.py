@@ -63,6 +63,17 @@ async def test_scale_run_stops_on_its_step_budget(scale_run):
     assert curves["failures"][-1] == summary.failures
 
 
+async def test_every_role_answer_was_written_under_its_grammar(scale_run):
+    """Constrained decoding on the local backend: every Selector and Predictor answer of the run (its resumed
+    parts added up) was produced under the role's grammar, and none needed the repair or the fallback."""
+    _, store, _ = scale_run
+    roles = store.meta().roles
+    assert {"selector", "predictor"} <= set(roles)
+    for role, counts in roles.items():
+        assert counts["calls"] > 0 and counts["constrained"] == counts["calls"], (role, counts)
+        assert counts["repairs"] == 0 and counts["fallbacks"] == 0, (role, counts)
+
+
 async def test_failure_records_hold_the_full_explore_record(scale_run):
     _, store, graph = scale_run
     failures = store.records("failure")

@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import os
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +41,7 @@ from explorer.models import (  # noqa: E402
 from explorer.models import embedded as embedded_module  # noqa: E402
 from explorer.models.chat import from_openai_messages, to_openai_messages  # noqa: E402
 from explorer.models.server import build_server  # noqa: E402
+from explorer.records import Element  # noqa: E402
 from tests.lora import save_random_lora  # noqa: E402
 from tests.serving import bare_server, running, served  # noqa: E402
 
@@ -167,6 +169,28 @@ def test_choose_scores_options_as_continuations(model):
     assert model.usage_report()["choice"]["requests"] == 2
 
 
+def test_a_grammar_holds_every_completion_to_the_roles_format(model):
+    """Constrained decoding (xgrammar): on prompts that lead the model elsewhere, the completion still matches the
+    role's grammar (in full when it ended, as a prefix a parser reads when the token budget ran out), in a
+    batch as alone."""
+    from explorer.roles.predictor import OUTCOME_GRAMMAR, parse_prediction
+    from explorer.roles.selector import selector_grammar
+
+    box = {"bbox": (0, 0, 1, 1), "point": (0, 0), "key": "k"}
+    marks = [Element(mark=m, tag="a", role="link", name=f"L{m}", **box) for m in (4, 17, 23)]
+    free = model.generate(PROMPT, max_tokens=TOKENS).text
+    grammar = selector_grammar(marks)
+    assert not re.fullmatch(grammar, free)
+    answers = model.generate_batch([PROMPT, *PROMPTS[1:]], max_tokens=40, grammar=grammar)
+    for answer in answers:
+        assert re.match(r" (4|17|23)\nREASON: ", answer.text), answer.text
+        assert answer.finish_reason == "length" or re.fullmatch(grammar, answer.text)
+    prefilled = [*PROMPT, {"role": "assistant", "content": "OUTCOME:"}]
+    outcome = model.generate(prefilled, max_tokens=60, grammar=OUTCOME_GRAMMAR)
+    assert re.match(r' (Navigates to "|Appears: |Disappears: |Changes: |Nothing visible changes\.)', outcome.text)
+    assert parse_prediction("OUTCOME:" + outcome.text) is not None
+
+
 def test_openai_choice_is_the_option_the_answer_starts_with():
     from explorer.models.openai_backend import choice_of
 
@@ -265,6 +289,8 @@ def test_openai_backend_speaks_to_serve_model(model, adapter_dir):
             assert [g.text for g in batch] == [g.text for g in expected_base]
             after = served.usage_report()["smollm2-135m"]
             assert after["calls"] - before["calls"] == 3 and after["requests"] - before["requests"] < 3  # batched
+            marked = client.generate(PROMPT, max_tokens=12, use_adapter=False, grammar=r" (4|17)\nREASON: [a-z ]{1,20}")
+            assert re.match(r" (4|17)\nREASON: ", marked.text), marked.text  # serve-model honours the grammar
             with_image = client.generate(PROMPT, [png_bytes()], max_tokens=TOKENS, use_adapter=False)
             assert with_image.text == base.text  # a text-only model ignores the screenshot
             report = client.usage_report()
@@ -537,6 +563,19 @@ def test_openai_sends_images_as_data_url_parts_and_names_the_adapter(scripted):
     assert image_part["type"] == "image_url" and url.startswith("data:image/png;base64,")
     assert base64.b64decode(url.split(",", 1)[1]) == png
     assert second["messages"] == PROMPT
+
+
+@pytest.mark.parametrize("kind", ["structured_outputs", "guided_regex", "off"])
+def test_openai_asks_the_server_for_the_grammar_as_configured(scripted, kind):
+    """vLLM >= 0.11 takes `structured_outputs: {regex}`, older vLLM `guided_regex`; "off" sends neither."""
+    server = scripted((200, {}, 0))
+    client = remote(server.url, structured_outputs=kind)
+    assert client.enforces_grammar is False  # a server may ignore it: the roles still parse and repair
+    client.generate(PROMPT, max_tokens=5, grammar=" (1|2)")
+    ((_, _, body),) = server.requests
+    sent = {"structured_outputs": body.get("structured_outputs"), "guided_regex": body.get("guided_regex")}
+    expected = {"structured_outputs": {"regex": " (1|2)"}, "guided_regex": " (1|2)", "off": None}[kind]
+    assert sent.get(kind) == expected if kind != "off" else sent == {"structured_outputs": None, "guided_regex": None}
 
 
 def test_openai_retries_a_500_then_succeeds(scripted):

@@ -156,7 +156,12 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(
         timeout=600,
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout.strip().splitlines()[-1])["steps"] == n + more
+    printed = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert printed["steps"] == n + more
+    # the summary carries the accounting of both parts: per-role counts and seconds by part
+    assert printed["roles"]["predictor"]["calls"] >= spent["roles"]["predictor"]["calls"]
+    assert set(printed["roles"]["predictor"]) >= {"calls", "constrained", "repairs", "fallbacks"}
+    assert printed["seconds_by_part"]["store"] >= spent["timings"]["store"]
     after = {t: _rows(db, t) for t in before}
     assert [row[0] for row in after["steps"]] == list(range(n + more))
     total = _accounting(db)  # the resumed part adds to the killed one's accounting, never replaces it

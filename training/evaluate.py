@@ -3,8 +3,9 @@
 - Predictor accuracy: the Predictor answers each held-out (O_i, a_i, r_sel) exactly as the live Predictor
   (`explorer.roles.predictor.predict`) does: the model first picks the outcome kind (`KINDS`, scored with
   `choose`, one sample at a time), "Nothing visible changes." ends the answer there, otherwise the rest of the
-  outcome is generated after `OUTCOME:` and the chosen kind (batched, greedy), parsed with `parse_prediction`,
-  with one batched repair round for what does not parse and the same fallback. The fixed rule Judger checks it
+  outcome is generated after `OUTCOME:` and the chosen kind under that kind's grammar (batched per kind,
+  greedy), parsed with `parse_prediction`, with one batched repair round for what does not parse (none, where
+  the backend enforces grammars) and the same fallback. The fixed rule Judger checks it
   against the true transition, comparing a predicted page with every page the sample's run has seen
   (`RunCases.pages`, built from all of the run's samples, training and held-out).
 - Floor: the accuracy of the best know-nothing answer (`explorer.audit.know_nothing`: the site's name, the most
@@ -39,7 +40,7 @@ from explorer.roles import (
     rule_verdict,
     selector_messages,
 )
-from explorer.roles.predictor import FALLBACK_CHANGE, KINDS
+from explorer.roles.predictor import FALLBACK_CHANGE, KINDS, rest_grammar
 from explorer.roles.predictor import MAX_TOKENS as PREDICTOR_TOKENS
 from explorer.roles.predictor import PREFILL as PREDICTOR_PREFILL
 from explorer.roles.predictor import REPAIR as PREDICTOR_REPAIR
@@ -201,8 +202,9 @@ def predictor_predictions(
     model, samples: Sequence[Sample], adapter: str | None, shots: Shots | None = ()
 ) -> list[Prediction]:
     """The Predictor's predictions, decoded as `explorer.roles.predictor.predict` decodes them (see the module doc):
-    pick the kind per sample, then generate the rest in batches, one batched repair, the same fallback.
-    `adapter` None runs the base model; `shots`: demonstrations, the same for every sample or chosen per sample."""
+    pick the kind per sample, then generate the rest in batches under its grammar, one batched repair, the same
+    fallback. `adapter` None runs the base model; `shots`: demonstrations, the same for every sample or chosen
+    per sample."""
     shots_for = _shots_of(shots)
     use = adapter is not None
     conversations, images = [], []
@@ -224,15 +226,22 @@ def predictor_predictions(
                 todo.append(i)
 
         def generate(asked: list[int], convs: list[list[Message]]) -> list[str]:
-            gens = model.generate_batch(
-                [[*c, prefill(starts[i])] for i, c in zip(asked, convs, strict=True)],
-                images=[images[i] for i in asked],
-                max_tokens=PREDICTOR_TOKENS,
-                role="predictor",
-                use_adapter=use,
-                adapter=adapter,
-            )
-            return [starts[i] + g.text for i, g in zip(asked, gens, strict=True)]
+            texts: dict[int, str] = {}
+            by_grammar: dict[str, list[int]] = {}
+            for j, i in enumerate(asked):
+                by_grammar.setdefault(rest_grammar(starts[i]), []).append(j)
+            for grammar, js in by_grammar.items():  # one batch per kind: a batch holds one grammar
+                gens = model.generate_batch(
+                    [[*convs[j], prefill(starts[asked[j]])] for j in js],
+                    images=[images[asked[j]] for j in js],
+                    max_tokens=PREDICTOR_TOKENS,
+                    role="predictor",
+                    use_adapter=use,
+                    adapter=adapter,
+                    grammar=grammar,
+                )
+                texts |= {j: starts[asked[j]] + g.text for j, g in zip(js, gens, strict=True)}
+            return [texts[j] for j in range(len(asked))]
 
         raws = dict(zip(todo, generate(todo, [conversations[i] for i in todo]), strict=True))
         parsed = {i: parse_prediction(raws[i]) for i in todo}

@@ -32,11 +32,14 @@ class Generation:
 class ChatModel(Protocol):
     """A chat model for the roles. `images` are PNG bytes attached to the last user message; `role` names the
     pipeline role ("selector", "predictor", "judger", ...) for accounting; `use_adapter=False` runs the base
-    model with any LoRA adapter disabled; `max_tokens=None` takes the config's default."""
+    model with any LoRA adapter disabled; `max_tokens=None` takes the config's default; `grammar` is a regex the
+    completion must match (the role's answer format): enforced where `enforces_grammar`, else asked of the server
+    (structured outputs), which may ignore it."""
 
     model_id: str
     adapter_id: str | None
     sees_images: bool  # a vision-language model: the roles attach the Set-of-Mark screenshot
+    enforces_grammar: bool  # every completion matches its `grammar` (the local backend); else best effort
 
     def generate(
         self,
@@ -48,6 +51,7 @@ class ChatModel(Protocol):
         stop: Sequence[str] | None = None,
         role: str | None = None,
         use_adapter: bool = True,
+        grammar: str | None = None,
     ) -> Generation:
         """Answer one conversation."""
         ...
@@ -62,6 +66,7 @@ class ChatModel(Protocol):
         stop: Sequence[str] | None = None,
         role: str | None = None,
         use_adapter: bool = True,
+        grammar: str | None = None,
     ) -> list[Generation]:
         """Answer several conversations (images: one list per conversation), in order."""
         ...

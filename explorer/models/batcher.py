@@ -17,7 +17,7 @@ from explorer.models.local import LocalModel
 
 @dataclass(frozen=True)
 class Job:
-    """One request; jobs with equal `key` (adapter, max_tokens, temperature, stop) run in one batch."""
+    """One request; jobs with equal `key` (adapter, max_tokens, temperature, stop, grammar) run in one batch."""
 
     messages: list[Message]
     images: list[bytes]
@@ -25,12 +25,13 @@ class Job:
     max_tokens: int | None
     temperature: float
     stop: tuple[str, ...]
+    grammar: str | None = None  # a regex the completion must match
     future: Future = field(default_factory=Future, compare=False)
 
     @property
     def key(self) -> tuple:
         """What must be equal for two jobs to share a batch."""
-        return (self.adapter, self.max_tokens, self.temperature, self.stop)
+        return (self.adapter, self.max_tokens, self.temperature, self.stop, self.grammar)
 
 
 class Batcher:
@@ -82,6 +83,7 @@ class Batcher:
                 role=head.adapter or self.model.model_id,  # the server accounts usage per served name
                 use_adapter=head.adapter is not None,
                 adapter=head.adapter,
+                grammar=head.grammar,
             )
         except Exception as exc:  # the callers see the model's error; the worker lives on
             for j in group:

@@ -30,6 +30,7 @@ class ModelConfig(BaseModel):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     threads: int | None = Field(None, gt=0)  # CPU threads; None: the cores this process may use
     batch_size: int = Field(8, gt=0)  # most prompts in one forward pass; longer batches are split
+    grammar: bool = True  # local: hold every role's answer to its grammar (constrained decoding; off: parse+repair)
     max_new_tokens: int = Field(128, gt=0)  # the default `max_tokens` of a call
     # openai
     vision: bool = False  # the served model takes images (the local backend detects this itself)
@@ -40,6 +41,9 @@ class ModelConfig(BaseModel):
     backoff_s: float = Field(0.5, ge=0)  # first retry delay; doubles each retry, with jitter
     backoff_max_s: float = Field(30.0, ge=0)  # bound on any one delay, Retry-After included
     concurrency: int = Field(4, gt=0)  # requests in flight at once, over all threads
+    # how an openai server is asked to keep to a role's answer format: vLLM >= 0.11's `structured_outputs`, the
+    # older `guided_regex`, or not at all (answers that do not parse then take the repair path, counted per role)
+    structured_outputs: Literal["structured_outputs", "guided_regex", "off"] = "structured_outputs"
 
     @field_validator("base_url")
     @classmethod

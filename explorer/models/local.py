@@ -34,6 +34,7 @@ from explorer.models.base import Generation, Message, Usage
 from explorer.models.config import ModelConfig
 from explorer.models.embedded import resolve_model_path
 from explorer.models.errors import ModelError
+from explorer.models.grammar import Grammars
 from explorer.models.peft_adapters import attach, check_folder, detach
 from explorer.models.usage import UsageMeter
 
@@ -41,7 +42,8 @@ log = logging.getLogger(__name__)
 
 
 class LocalModel:
-    """A ChatModel backed by transformers. Calls are serialized (one forward pass at a time); batch for speed."""
+    """A ChatModel backed by transformers. Calls are serialized (one forward pass at a time); batch for speed.
+    A call's `grammar` (a regex over the completion) is enforced token by token (explorer/models/grammar.py)."""
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
@@ -75,6 +77,8 @@ class LocalModel:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
             self.hf_model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
         self.hf_model.to(self.device).eval()
+        self.grammars = Grammars(self.tokenizer, self.hf_model.get_output_embeddings().weight.shape[0])
+        self.enforces_grammar = config.grammar  # off: a call's grammar is ignored (answers are parsed and repaired)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -164,6 +168,7 @@ class LocalModel:
         role: str | None = None,
         use_adapter: bool = True,
         adapter: str | None = None,
+        grammar: str | None = None,
     ) -> Generation:
         """Answer one conversation (see ChatModel); `adapter` picks a loaded adapter other than the default."""
         return self.generate_batch(
@@ -175,6 +180,7 @@ class LocalModel:
             role=role,
             use_adapter=use_adapter,
             adapter=adapter,
+            grammar=grammar,
         )[0]
 
     def generate_batch(
@@ -188,6 +194,7 @@ class LocalModel:
         role: str | None = None,
         use_adapter: bool = True,
         adapter: str | None = None,
+        grammar: str | None = None,
     ) -> list[Generation]:
         """Answer conversations in batches of up to `config.batch_size`, grouped by prompt length; in order."""
         images = list(images) if images is not None else [None] * len(conversations)
@@ -199,7 +206,9 @@ class LocalModel:
             chunk = order[start : start + size]
             t0 = time.perf_counter()
             with self._lock, self._adapter_context(adapter, use_adapter):
-                rows = self._run([prompts[i] for i in chunk], [images[i] for i in chunk], max_tokens, temperature, stop)
+                rows = self._run(
+                    [prompts[i] for i in chunk], [images[i] for i in chunk], max_tokens, temperature, stop, grammar
+                )
             seconds = time.perf_counter() - t0
             usages = [Usage(p, c, seconds) for _, p, c, _ in rows]
             self._meter.record(role, usages, seconds)
@@ -277,10 +286,13 @@ class LocalModel:
         max_tokens: int | None,
         temperature: float,
         stop: Sequence[str] | None,
+        grammar: str | None = None,
     ) -> list[tuple[str, int, int, str]]:
         """(text, prompt tokens, completion tokens, finish reason) per prompt, for one padded batch."""
         inputs = self._encode(prompts, images).to(self.device)
         sampling = {"temperature": temperature, "top_p": 1.0, "top_k": 0} if temperature > 0 else {}
+        if grammar is not None and self.enforces_grammar:
+            sampling["logits_processor"] = [self.grammars.processor(grammar, len(prompts))]
         with torch.inference_mode():
             out = self.hf_model.generate(
                 **inputs,

@@ -44,6 +44,7 @@ class OpenAIModel:
         self.model_id = config.model
         self.adapter_id = config.adapter
         self.sees_images = config.vision
+        self.enforces_grammar = False  # a server may ignore structured outputs: answers are parsed and repaired
         self.url = f"{config.base_url}/chat/completions"
         self._meter = UsageMeter()
         self._slots = threading.BoundedSemaphore(config.concurrency)
@@ -111,9 +112,10 @@ class OpenAIModel:
         role: str | None = None,
         use_adapter: bool = True,
         adapter: str | None = None,
+        grammar: str | None = None,
     ) -> Generation:
         """Answer one conversation (see ChatModel); the served name is `adapter`'s, else the default adapter's,
-        unless use_adapter=False."""
+        unless use_adapter=False. A `grammar` is sent as the config's kind of structured output."""
         chosen = adapter or self.adapter_id
         body: dict[str, Any] = {
             "model": chosen if use_adapter and chosen else self.model_id,
@@ -123,6 +125,10 @@ class OpenAIModel:
         }
         if stop:
             body["stop"] = list(stop)
+        if grammar is not None and self.config.structured_outputs == "structured_outputs":
+            body["structured_outputs"] = {"regex": grammar}
+        elif grammar is not None and self.config.structured_outputs == "guided_regex":
+            body["guided_regex"] = grammar
         t0 = time.perf_counter()
         data = self._post(body)
         seconds = time.perf_counter() - t0
@@ -148,10 +154,12 @@ class OpenAIModel:
         role: str | None = None,
         use_adapter: bool = True,
         adapter: str | None = None,
+        grammar: str | None = None,
     ) -> list[Generation]:
         """Answer conversations with concurrent requests (at most `config.concurrency` in flight), in order."""
         images = list(images) if images is not None else [None] * len(conversations)
         kwargs = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop, "role": role, "adapter": adapter}
+        kwargs["grammar"] = grammar
         workers = max(1, min(self.config.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
             futures = [

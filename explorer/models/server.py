@@ -42,6 +42,12 @@ class ChatRequest(BaseModel):
     stop: str | list[str] | None = None
     n: int = 1
     stream: bool = False
+    structured_outputs: dict[str, Any] | None = None  # vLLM's: {"regex": ...} is honoured
+    guided_regex: str | None = None  # vLLM's older name for the same
+
+    def regex(self) -> str | None:
+        """The regex the completion must match, if the request asks for one."""
+        return (self.structured_outputs or {}).get("regex") or self.guided_regex
 
 
 def create_app(model: LocalModel) -> FastAPI:
@@ -95,6 +101,7 @@ def create_app(model: LocalModel) -> FastAPI:
             max_tokens=request.max_completion_tokens or request.max_tokens,
             temperature=request.temperature,
             stop=tuple(stop),
+            grammar=request.regex(),
         )
         try:
             result = await asyncio.wrap_future(batcher.submit(job))

@@ -26,6 +26,7 @@ from urllib.parse import urljoin
 
 from explorer.candidates import action_for
 from explorer.models import ChatModel, Message
+from explorer.models.grammar import REASON, REASON_TEXT, literal, one_of
 from explorer.observe import text_lines
 from explorer.records import Action, Element, Observation
 from explorer.roles.asking import ask
@@ -204,6 +205,7 @@ class _Start:
     confidence: float | None = None
     ranking: tuple[int, ...] = ()
     complete: bool = False
+    verb: str | None = None  # the verb `text` ends with, when one was picked
 
 
 def _constrain(model, msgs, shown, verbs, images, use_adapter) -> _Start:
@@ -214,22 +216,52 @@ def _constrain(model, msgs, shown, verbs, images, use_adapter) -> _Start:
         return _Start()
     verb, start = verbs[i], PREFILL + VERBS[verbs[i]]
     if probs is None:
-        return _Start(start)
+        return _Start(start, verb=verb)
     if verb == "scroll":
         k, _ = _pick(model, [*msgs, prefill(start)], [" down", " up"], images, use_adapter)
-        return _Start(start + (" down", " up")[k or 0], probs[i], complete=True)
+        return _Start(start + (" down", " up")[k or 0], probs[i], complete=True, verb=verb)
     if verb not in MARKED:
-        return _Start(start, probs[i], complete=verb == "back")
+        return _Start(start, probs[i], complete=verb == "back", verb=verb)
     eligible = {el.mark: el for el in shown if fits(verb, el)}
     marks = mark_probabilities(model, msgs, start, list(eligible), images, use_adapter)
     ranking = tuple(sorted(marks, key=lambda m: -marks[m]))
     el, start = eligible[ranking[0]], f"{start}{ranking[0]}]"
     if verb == "type":
-        return _Start(start + ' "', marks[el.mark], ranking)
+        return _Start(start + ' "', marks[el.mark], ranking, verb=verb)
     if verb == "select":
         k, _ = _pick(model, [*msgs, prefill(start + ' "')], [f'{o}"' for o in el.options], images, use_adapter)
         start += f' "{el.options[k or 0]}"'
-    return _Start(start, marks[el.mark], ranking, complete=True)
+    return _Start(start, marks[el.mark], ranking, complete=True, verb=verb)
+
+
+_TYPED = r'[^"\n]{1,80}"( enter)?'  # a type action's text, after its opening quote
+_ANSWER = r'( "[^"\n]{1,120}")?'  # a stop's optional answer
+
+
+def _verb_grammar(verb: str, shown: Sequence[Element]) -> str:
+    """What follows `ACTION:` and the verb's own words (`VERBS`), before the reason."""
+    eligible = [el for el in shown if fits(verb, el)]
+    marks = one_of([str(el.mark) for el in eligible]) if eligible else "(0)"
+    if verb in ("click", "hover"):
+        return marks + r"\]"
+    if verb == "type":
+        return marks + r'\] "' + _TYPED
+    if verb == "select":
+        return "(" + "|".join(f'{el.mark}\\] "{one_of(el.options)}"' for el in eligible) + ")"
+    return {"scroll": "( down| up)", "back": "", "stop": _ANSWER}[verb]
+
+
+def answer_grammar(start: _Start, verbs: Sequence[str], shown: Sequence[Element]) -> str:
+    """The rest of the Actor's answer after `start`, as a regex: the action's free part, then the reason. Where
+    the verb (and mark) were scored that is only the typed text, a stop's answer or the reason; where nothing was
+    scored (chat servers), the whole action over the offered verbs and the shown marks."""
+    if start.complete:
+        return REASON_TEXT  # `\nREASON:` is prefilled
+    if start.verb == "type" and start.ranking:
+        return _TYPED + REASON
+    if start.verb is not None:
+        return _verb_grammar(start.verb, shown) + REASON
+    return "(" + "|".join(literal(VERBS[v]) + _verb_grammar(v, shown) for v in verbs) + ")" + REASON
 
 
 def act(
@@ -248,7 +280,8 @@ def act(
     shown = list(candidates[:MAX_SHOWN])
     msgs = actor_messages(intent, obs, shown, history, shots)
     images = [obs.som_screenshot] if model.sees_images else None
-    start = _constrain(model, msgs, shown, offered_verbs(shown, bool(history)), images, use_adapter)
+    verbs = offered_verbs(shown, bool(history))
+    start = _constrain(model, msgs, shown, verbs, images, use_adapter)
     parsed, raw = ask(
         model,
         ROLE,
@@ -260,6 +293,7 @@ def act(
         max_tokens=REASON_TOKENS if start.complete else MAX_TOKENS,
         stats=stats or RoleStats(),
         use_adapter=use_adapter,
+        grammar=answer_grammar(start, verbs, shown),
     )
     if parsed is None:
         action = action_for(shown[0], random.Random(0)) if shown else Action(kind="stop")

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from explorer.claims import FILLER, Claim, hedges, in_page, names_match, norm, parse_claims
 from explorer.models import ChatModel
+from explorer.models.grammar import REASON
 from explorer.pages import SitePages, content_words, path_segments, url_path
 from explorer.records import Action, Prediction, Transition, Verdict
 from explorer.roles.asking import ask
@@ -372,6 +373,7 @@ def llm_verdict(
         max_tokens=40,
         stats=stats or RoleStats(),
         use_adapter=False,
+        grammar=" (yes|no)" + REASON,
     )
     if correct is None:
         return rule_verdict(prediction, transition, similarity, acted_name(action), pages=pages)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from explorer.models import ChatModel
+from explorer.models.grammar import REASON, literal
 from explorer.records import Action, Element, Observation, Prediction
 from explorer.roles.asking import ask
 from explorer.roles.context import neighbourhood, page_summary
@@ -31,9 +32,20 @@ _ASIDE = re.compile(r"\([^)]*\)")  # "The action fails (navigation did not answe
 FALLBACK_CHANGE = "Nothing visible changes."
 REPAIR = "Answer with one line starting OUTCOME: and then one line starting REASON:"  # the stricter ask
 PREFILL = "OUTCOME:"  # the answer is started for the model: small models then keep the format
-# The outcome kinds of the transition grammar. The model first picks one (scored, not generated: a small model
-# then cannot wander off the grammar), then writes the rest of the outcome after it.
+# The outcome kinds of the transition grammar. The model first picks one, scored over each kind's own tokens
+# (`choose`: greedy decoding under a grammar compares token prefixes such as " N" instead, and measurably picks
+# worse with a small model), then writes the rest of the outcome under that kind's grammar.
 KINDS = (' Navigates to "', " Appears:", " Disappears:", " Changes:", " " + FALLBACK_CHANGE)
+_RESTS = (r'[^"\n]{1,80}"', r" [^\n]{2,150}", r" [^\n]{2,150}", r" [^\n]{2,150}", "")
+# The whole outcome grammar after `OUTCOME:` (kind, then the page title or what appears, disappears or changes,
+# then a reason): what a backend that scores no options is asked for.
+OUTCOME_GRAMMAR = "(" + "|".join(literal(k) + r for k, r in zip(KINDS, _RESTS, strict=True)) + ")" + REASON
+
+
+def rest_grammar(start: str) -> str:
+    """The grammar of what follows `start` (the prefill, and the chosen kind when there is one)."""
+    kind = next((i for i, k in enumerate(KINDS) if start.endswith(k)), None)
+    return OUTCOME_GRAMMAR if kind is None else _RESTS[kind] + REASON
 
 
 def predictor_messages(
@@ -88,14 +100,16 @@ def predict(
     hint: str | None = None,
     use_adapter: bool = True,
 ) -> Prediction:
-    """Ask the model what `action` will do: it picks the outcome kind, then writes the rest of the outcome.
-    One stricter repair, then a recorded fallback."""
+    """Ask the model what `action` will do: it picks the outcome kind (scored), then writes the rest of the
+    outcome under that kind's grammar. One stricter repair, then a recorded fallback."""
+    stats = stats or RoleStats()
     msgs = predictor_messages(obs, action, target, selector_reasoning, hint)
     images = [obs.som_screenshot] if model.sees_images else None
     kind = model.choose([*msgs, prefill(PREFILL)], KINDS, images, role="predictor", use_adapter=use_adapter)
     start = PREFILL + (KINDS[kind] if kind is not None else "")
     if start.endswith(FALLBACK_CHANGE):
-        (stats or RoleStats()).calls["predictor"] += 1
+        stats.calls["predictor"] += 1
+        stats.constrained["predictor"] += bool(getattr(model, "enforces_grammar", False))
         return Prediction(navigates=False, change=FALLBACK_CHANGE, raw=start, hint=hint)
     prediction, raw = ask(
         model,
@@ -106,8 +120,9 @@ def predict(
         repair=REPAIR,
         images=images,
         max_tokens=MAX_TOKENS,
-        stats=stats or RoleStats(),
+        stats=stats,
         use_adapter=use_adapter,
+        grammar=rest_grammar(start),
     )
     if prediction is None:
         return Prediction(

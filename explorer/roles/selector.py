@@ -11,6 +11,7 @@ import re
 
 from explorer.candidates import action_for
 from explorer.models import ChatModel
+from explorer.models.grammar import REASON, one_of
 from explorer.records import Element, Observation, Selection
 from explorer.roles.asking import ask
 from explorer.roles.context import element_line, page_summary
@@ -34,6 +35,11 @@ def selector_messages(obs: Observation, candidates: list[Element], tried: list[s
         tried=", ".join(tried[-6:]) or "nothing yet",
         candidates="\n".join(element_line(el) for el in candidates),
     )
+
+
+def selector_grammar(shown: list[Element]) -> str:
+    """The Selector's answer after `MARK:`: one of the shown marks, then a reason."""
+    return " " + one_of([str(el.mark) for el in shown]) + REASON
 
 
 def parse_selection(text: str, candidates: list[Element]) -> tuple[Element, str] | None:
@@ -69,6 +75,7 @@ def select(
         images=[obs.som_screenshot] if model.sees_images else None,
         max_tokens=MAX_TOKENS,
         stats=stats or RoleStats(),
+        grammar=selector_grammar(shown),
     )
     if picked is None:
         element, reason, fallback = shown[0], "fallback: the rarest untried element", True

@@ -1,4 +1,5 @@
-"""Per-role counts of calls, repairs (a second, stricter ask) and fallbacks (a recorded default)."""
+"""Per-role counts of calls, answers written under the role's grammar (constrained decoding), repairs (a second,
+stricter ask) and fallbacks (a recorded default)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from dataclasses import dataclass, field
 
 @dataclass
 class RoleStats:
-    """How often each role was asked, had to be asked again, and fell back."""
+    """How often each role was asked, answered under its grammar, had to be asked again, and fell back."""
 
     calls: Counter = field(default_factory=Counter)
+    constrained: Counter = field(default_factory=Counter)  # answers the backend held to the role's grammar
     repairs: Counter = field(default_factory=Counter)
     fallbacks: Counter = field(default_factory=Counter)
 
@@ -19,10 +21,11 @@ class RoleStats:
         return self.fallbacks[role] / self.calls[role] if self.calls[role] else 0.0
 
     def report(self) -> dict[str, dict[str, float]]:
-        """Per role: calls, repairs, fallbacks and the fallback rate."""
+        """Per role: calls, constrained answers, repairs, fallbacks and the fallback rate."""
         return {
             role: {
                 "calls": self.calls[role],
+                "constrained": self.constrained[role],
                 "repairs": self.repairs[role],
                 "fallbacks": self.fallbacks[role],
                 "fallback_rate": round(self.fallback_rate(role), 3),
@@ -41,4 +44,4 @@ def merged_report(earlier: dict[str, dict[str, float]], now: dict[str, dict[str,
     return out
 
 
-_COUNTS = ("calls", "repairs", "fallbacks")
+_COUNTS = ("calls", "constrained", "repairs", "fallbacks")

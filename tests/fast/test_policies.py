@@ -168,7 +168,7 @@ def test_a_repair_then_the_recorded_fallback():
     failed = act(model, "buy", obs(), ELEMENTS, [], stats)
     assert failed.fallback and failed.confidence is None
     assert failed.action == action_for(ELEMENTS[0], random.Random(0)) and failed.raw == "ACTION: click [99]"
-    assert stats.report()["actor"] == {"calls": 2, "repairs": 2, "fallbacks": 1, "fallback_rate": 0.5}
+    assert stats.report()["actor"] == {"calls": 2, "constrained": 0, "repairs": 2, "fallbacks": 1, "fallback_rate": 0.5}
     assert act(FakeModel(["?", "?"]), "buy", obs(elements=[]), [], []).action == Action(kind="stop")
 
 
