@@ -26,7 +26,7 @@ from explorer.pages import SitePages
 from explorer.records import Action, Element, ExploreRecord, Observation, Prediction, Selection, Transition, Verdict
 from explorer.restore import exhausted_nodes, tried_kinds
 from explorer.returning import return_to
-from explorer.roles import RoleStats, acted_name, predict, rule_verdict, select
+from explorer.roles import RoleStats, acted_name, predict_many, rule_verdict, select
 from explorer.rows import RecordKind
 from explorer.tracker import StateTracker, Step
 from explorer.transition import diff, outcome_reasoning
@@ -73,11 +73,17 @@ class Engine:
 
     async def predict(self, obs: Observation, selection: Selection, target: Element | None) -> Prediction:
         """The Predictor, shown the transition memory's hint when the run has one for this kind of action."""
-        hint = self.memory.hint(selection.action) if self.cfg.memory else None
-        action, reasoning = selection.action, selection.reasoning
-        return await self.call(
-            lambda: predict(self.model, obs, action, target, reasoning, self.stats, hint=hint),
-        )
+        return (await self.predict_many(obs, [selection], [target]))[0]
+
+    async def predict_many(
+        self, obs: Observation, selections: list[Selection], targets: list[Element | None]
+    ) -> list[Prediction]:
+        """The Predictor on several actions at one observation, decoded in one batch (a node's verification)."""
+        asks = [
+            (sel.action, target, sel.reasoning, self.memory.hint(sel.action) if self.cfg.memory else None)
+            for sel, target in zip(selections, targets, strict=True)
+        ]
+        return await self.call(lambda: predict_many(self.model, obs, asks, self.stats))
 
     def judge(self, prediction: Prediction, transition: Transition, action: Action) -> Verdict:
         """The fixed Judger (rule-based), against every page seen so far; the transition is remembered for hints."""
@@ -216,11 +222,12 @@ async def verify_node(engine: Engine, session: BrowserSession, node: str, obs: O
     elements = usable_elements(obs, engine.site)
     sample = engine.rng.sample(elements, min(engine.cfg.verify_actions, len(elements)))
     all_right = True
-    for element in sample:
+    why = "verification: a random action"
+    selections = [Selection(action=action_for(element, engine.rng), reasoning=why) for element in sample]
+    predictions = await engine.predict_many(obs, selections, list(sample))  # at the node, before any acts: a batch
+    for selection, prediction in zip(selections, predictions, strict=True):
         if engine.budget.exhausted():
             return node, obs
-        selection = Selection(action=action_for(element, engine.rng), reasoning="verification: a random action")
-        prediction = await engine.predict(obs, selection, element)
         outcome, after = await tracker.perform(session, selection.action, obs)
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)

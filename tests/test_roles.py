@@ -111,6 +111,9 @@ class JunkModel:
         self.images = images
         return Generation(self.answers[(self.calls - 1) % len(self.answers)], Usage(1, 1, 0.0), "stop")
 
+    def generate_batch(self, conversations, *, images=None, **kw):
+        return [self.generate(c, (images or [None] * len(conversations))[i], **kw) for i, c in enumerate(conversations)]
+
     def choose(self, messages, options, images=None, **kw):
         self.images = images
         return None  # picks no outcome kind: the Predictor then writes the whole outcome

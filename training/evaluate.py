@@ -40,10 +40,7 @@ from explorer.roles import (
     rule_verdict,
     selector_messages,
 )
-from explorer.roles.predictor import FALLBACK_CHANGE, KINDS, rest_grammar
-from explorer.roles.predictor import MAX_TOKENS as PREDICTOR_TOKENS
-from explorer.roles.predictor import PREFILL as PREDICTOR_PREFILL
-from explorer.roles.predictor import REPAIR as PREDICTOR_REPAIR
+from explorer.roles.predictor import FALLBACK_CHANGE, predict_conversations
 from explorer.roles.prompts import prefill
 from explorer.roles.selector import MAX_CANDIDATES
 from explorer.roles.selector import MAX_TOKENS as PICK_TOKENS
@@ -201,10 +198,9 @@ def _default_adapter(model, adapter: str | None) -> Iterator[None]:
 def predictor_predictions(
     model, samples: Sequence[Sample], adapter: str | None, shots: Shots | None = ()
 ) -> list[Prediction]:
-    """The Predictor's predictions, decoded as `explorer.roles.predictor.predict` decodes them (see the module doc):
-    pick the kind per sample, then generate the rest in batches under its grammar, one batched repair, the same
-    fallback. `adapter` None runs the base model; `shots`: demonstrations, the same for every sample or chosen
-    per sample."""
+    """The Predictor's predictions, decoded as `explorer.roles.predictor.predict` decodes them (one decoder:
+    `predict_conversations`). `adapter` None runs the base model; `shots`: demonstrations, the same for every
+    sample or chosen per sample."""
     shots_for = _shots_of(shots)
     use = adapter is not None
     conversations, images = [], []
@@ -212,61 +208,9 @@ def predictor_predictions(
         system, user = predictor_messages(s.observation, s.action, s.target, s.selector_reasoning, s.hint)
         conversations.append([system, *shot_turns(shots_for(s)), user])
         images.append([s.observation.som_screenshot] if model.sees_images else None)
-    out: list[Prediction | None] = [None] * len(samples)
-    with _default_adapter(model, adapter):
-        starts = []
-        for msgs, im in zip(conversations, images, strict=True):
-            kind = model.choose([*msgs, prefill(PREDICTOR_PREFILL)], KINDS, im, role="predictor", use_adapter=use)
-            starts.append(PREDICTOR_PREFILL + (KINDS[kind] if kind is not None else ""))
-        todo = []
-        for i, start in enumerate(starts):
-            if start.endswith(FALLBACK_CHANGE):
-                out[i] = Prediction(navigates=False, change=FALLBACK_CHANGE, raw=start, hint=samples[i].hint)
-            else:
-                todo.append(i)
-
-        def generate(asked: list[int], convs: list[list[Message]]) -> list[str]:
-            texts: dict[int, str] = {}
-            by_grammar: dict[str, list[int]] = {}
-            for j, i in enumerate(asked):
-                by_grammar.setdefault(rest_grammar(starts[i]), []).append(j)
-            for grammar, js in by_grammar.items():  # one batch per kind: a batch holds one grammar
-                gens = model.generate_batch(
-                    [[*convs[j], prefill(starts[asked[j]])] for j in js],
-                    images=[images[asked[j]] for j in js],
-                    max_tokens=PREDICTOR_TOKENS,
-                    role="predictor",
-                    use_adapter=use,
-                    adapter=adapter,
-                    grammar=grammar,
-                )
-                texts |= {j: starts[asked[j]] + g.text for j, g in zip(js, gens, strict=True)}
-            return [texts[j] for j in range(len(asked))]
-
-        raws = dict(zip(todo, generate(todo, [conversations[i] for i in todo]), strict=True))
-        parsed = {i: parse_prediction(raws[i]) for i in todo}
-        again = [i for i in todo if parsed[i] is None]
-        repairs = [
-            [
-                *conversations[i],
-                {"role": "assistant", "content": raws[i]},
-                {"role": "user", "content": PREDICTOR_REPAIR},
-            ]
-            for i in again
-        ]
-        for i, raw in zip(again, generate(again, repairs) if again else [], strict=True):
-            raws[i], parsed[i] = raw, parse_prediction(raw)
-    for i in todo:
-        hint = samples[i].hint
-        p = parsed[i]
-        out[i] = (
-            Prediction(
-                navigates=False, change=FALLBACK_CHANGE, reasoning="fallback", fallback=True, raw=raws[i], hint=hint
-            )
-            if p is None
-            else p.model_copy(update={"hint": hint})
-        )
-    return out  # type: ignore[return-value]
+    with _default_adapter(model, adapter):  # the kind is scored with the default adapter
+        hints = [s.hint for s in samples]
+        return predict_conversations(model, conversations, images, hints, use_adapter=use, adapter=adapter)
 
 
 def predictor_answers(model, samples: Sequence[Sample], adapter: str | None, shots: Shots | None = ()) -> list[str]:

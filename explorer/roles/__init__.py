@@ -5,7 +5,7 @@ instead of a crash."""
 from explorer.novelty import rank_candidates, signature
 from explorer.roles.actor import ActorChoice, act, actor_messages, parse_action
 from explorer.roles.judger import RULE_JUDGE, acted_name, llm_verdict, rule_verdict
-from explorer.roles.predictor import parse_prediction, predict, predictor_messages
+from explorer.roles.predictor import parse_prediction, predict, predict_many, predictor_messages
 from explorer.roles.selector import parse_selection, select, selector_messages
 from explorer.roles.stats import RoleStats
 
@@ -21,6 +21,7 @@ __all__ = [
     "parse_prediction",
     "parse_selection",
     "predict",
+    "predict_many",
     "predictor_messages",
     "rank_candidates",
     "rule_verdict",

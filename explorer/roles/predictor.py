@@ -4,11 +4,11 @@ trained model's output is directly comparable with what really happened."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from explorer.models import ChatModel
+from explorer.models import ChatModel, Message
 from explorer.models.grammar import REASON, literal
 from explorer.records import Action, Element, Observation, Prediction
-from explorer.roles.asking import ask
 from explorer.roles.context import neighbourhood, page_summary
 from explorer.roles.prompts import messages, prefill
 from explorer.roles.stats import RoleStats
@@ -100,32 +100,89 @@ def predict(
     hint: str | None = None,
     use_adapter: bool = True,
 ) -> Prediction:
-    """Ask the model what `action` will do: it picks the outcome kind (scored), then writes the rest of the
-    outcome under that kind's grammar. One stricter repair, then a recorded fallback."""
+    """Ask the model what `action` will do (see `predict_many`)."""
+    return predict_many(model, obs, [(action, target, selector_reasoning, hint)], stats, use_adapter=use_adapter)[0]
+
+
+def predict_many(
+    model: ChatModel,
+    obs: Observation,
+    asks: Sequence[tuple[Action, Element | None, str, str | None]],
+    stats: RoleStats | None = None,
+    *,
+    use_adapter: bool = True,
+) -> list[Prediction]:
+    """What each (action, target, selector reasoning, hint) of `asks` will do on `obs`, decoded together (the N
+    verification predictions of a node: one batch instead of N calls); see `predict_conversations`."""
+    conversations = [predictor_messages(obs, a, t, r, h) for a, t, r, h in asks]
+    images = [[obs.som_screenshot] if model.sees_images else None] * len(asks)
+    hints = [h for *_, h in asks]
+    return predict_conversations(model, conversations, images, hints, stats, use_adapter=use_adapter)
+
+
+def predict_conversations(
+    model: ChatModel,
+    conversations: Sequence[list[Message]],
+    images: Sequence[list[bytes] | None],
+    hints: Sequence[str | None],
+    stats: RoleStats | None = None,
+    *,
+    use_adapter: bool = True,
+    adapter: str | None = None,
+) -> list[Prediction]:
+    """The Predictor's decoding of many prompts: the model picks each outcome kind (scored, one prompt at a time),
+    "Nothing visible changes." ends an answer there, the rest is generated in one batch per kind under that
+    kind's grammar; what does not parse gets one batched stricter repair, then the recorded fallback. The live
+    Predictor and the held-out evaluation (training/evaluate.py) both decode here. `adapter` names the adapter
+    of the generation (the kind is scored with the model's default one)."""
     stats = stats or RoleStats()
-    msgs = predictor_messages(obs, action, target, selector_reasoning, hint)
-    images = [obs.som_screenshot] if model.sees_images else None
-    kind = model.choose([*msgs, prefill(PREFILL)], KINDS, images, role="predictor", use_adapter=use_adapter)
-    start = PREFILL + (KINDS[kind] if kind is not None else "")
-    if start.endswith(FALLBACK_CHANGE):
-        stats.calls["predictor"] += 1
-        stats.constrained["predictor"] += bool(getattr(model, "enforces_grammar", False))
-        return Prediction(navigates=False, change=FALLBACK_CHANGE, raw=start, hint=hint)
-    prediction, raw = ask(
-        model,
-        "predictor",
-        msgs,
-        parse_prediction,
-        start=start,
-        repair=REPAIR,
-        images=images,
-        max_tokens=MAX_TOKENS,
-        stats=stats,
-        use_adapter=use_adapter,
-        grammar=rest_grammar(start),
+    n = len(conversations)
+    stats.calls["predictor"] += n
+    stats.constrained["predictor"] += n * bool(getattr(model, "enforces_grammar", False))
+    starts = []
+    for msgs, im in zip(conversations, images, strict=True):
+        kind = model.choose([*msgs, prefill(PREFILL)], KINDS, im, role="predictor", use_adapter=use_adapter)
+        starts.append(PREFILL + (KINDS[kind] if kind is not None else ""))
+    todo = [i for i in range(n) if not starts[i].endswith(FALLBACK_CHANGE)]
+
+    def generate(asked: list[int], convs: list[list[Message]]) -> list[str]:
+        texts: dict[int, str] = {}
+        by_grammar: dict[str, list[int]] = {}
+        for j, i in enumerate(asked):
+            by_grammar.setdefault(rest_grammar(starts[i]), []).append(j)
+        for grammar, js in by_grammar.items():  # one batch per kind: a batch holds one grammar
+            gens = model.generate_batch(
+                [[*convs[j], prefill(starts[asked[j]])] for j in js],
+                images=[images[asked[j]] for j in js],
+                max_tokens=MAX_TOKENS,
+                role="predictor",
+                use_adapter=use_adapter,
+                adapter=adapter,
+                grammar=grammar,
+            )
+            texts |= {j: starts[asked[j]] + g.text for j, g in zip(js, gens, strict=True)}
+        return [texts[j] for j in range(len(asked))]
+
+    raws = dict(enumerate(starts)) | dict(
+        zip(todo, generate(todo, [list(conversations[i]) for i in todo]), strict=True)
     )
-    if prediction is None:
-        return Prediction(
-            navigates=False, change=FALLBACK_CHANGE, reasoning="fallback", fallback=True, raw=raw, hint=hint
-        )
-    return prediction.model_copy(update={"hint": hint})
+    parsed = {i: parse_prediction(raws[i]) for i in todo}
+    again = [i for i in todo if parsed[i] is None]
+    stats.repairs["predictor"] += len(again)
+    repairs = [
+        [*conversations[i], {"role": "assistant", "content": raws[i]}, {"role": "user", "content": REPAIR}]
+        for i in again
+    ]
+    for i, raw in zip(again, generate(again, repairs) if again else [], strict=True):
+        raws[i], parsed[i] = raw, parse_prediction(raw)
+    out = []
+    for i in range(n):
+        if i not in parsed:
+            out.append(Prediction(navigates=False, change=FALLBACK_CHANGE, raw=raws[i], hint=hints[i]))
+        elif parsed[i] is None:
+            stats.fallbacks["predictor"] += 1
+            fallback = {"reasoning": "fallback", "fallback": True, "raw": raws[i], "hint": hints[i]}
+            out.append(Prediction(navigates=False, change=FALLBACK_CHANGE, **fallback))
+        else:
+            out.append(parsed[i].model_copy(update={"hint": hints[i]}))
+    return out

@@ -323,3 +323,35 @@ def test_the_helpers():
     assert invalid_page(obs(status=404)) and not invalid_page(obs(status=None))
     assert stuck([SAME] * 3) and not stuck([SAME] * 2)
     assert history_lines([SAME]) == ['click link "Jackets" (no change)']
+
+
+class BatchCounting(ScoringFake):
+    """A ScoringFake that records each generate_batch call's size and grammar."""
+
+    def __init__(self, reply, weights) -> None:
+        super().__init__(reply, weights)
+        self.batches: list[tuple[int, str | None]] = []
+
+    def generate_batch(self, conversations, **kwargs):
+        """Recorded, then answered one by one."""
+        self.batches.append((len(conversations), kwargs.get("grammar")))
+        return [self.generate(c, **kwargs) for c in conversations]
+
+
+def test_a_nodes_verification_predictions_are_one_batch_per_outcome_kind():
+    """predict_many (a node's N verification predictions) scores each kind, then generates the rest in one batch
+    per kind, each under that kind's grammar; "Nothing visible changes." needs no generation."""
+    from explorer.roles import RoleStats, predict_many
+    from explorer.roles.predictor import rest_grammar
+
+    weights = {' Navigates to "': 0.0, " Nothing visible changes.": -1.0}
+    model = BatchCounting(lambda m: 'Jackets"\nREASON: a link', weights)
+    asks = [(Action.on(e), e, "why", None) for e in ELEMENTS[:3]]
+    stats = RoleStats()
+    predictions = predict_many(model, obs(), asks, stats)
+    assert [p.expected_title for p in predictions] == ["Jackets"] * 3 and all(p.navigates for p in predictions)
+    assert model.batches == [(3, rest_grammar('OUTCOME: Navigates to "'))]  # one generation for all three
+    assert stats.report()["predictor"]["calls"] == 3 and stats.report()["predictor"]["repairs"] == 0
+    model = BatchCounting(lambda m: "x", {" Nothing visible changes.": 0.0})
+    assert all(p.change == "Nothing visible changes." for p in predict_many(model, obs(), asks))
+    assert model.batches == []
