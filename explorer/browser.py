@@ -152,6 +152,7 @@ class BrowserSession:
         self.refused_navigations = 0
         self.status: int | None = None
         self._op = _Operation()
+        self._policed = False  # requests the page makes are held to the policy (see act); not a reset's or login's
         self._opening_page = False
         self._recovery: asyncio.Task | None = None
         self._last_good_url: str | None = None
@@ -196,6 +197,7 @@ class BrowserSession:
 
     async def reset(self) -> ActionOutcome:
         """Restore the site's state (its reset URL, if any), clear cookies and go to the start URL."""
+        self._policed = False
         if self.site.reset_url:
             try:
                 await self.context.request.post(self.site.reset_url, timeout=self.site.timeouts.navigation_ms)
@@ -223,6 +225,9 @@ class BrowserSession:
     async def act(self, action: Action, obs: Observation | None = None) -> ActionOutcome:
         """Execute `action` (marks refer to `obs`) within the site's timeouts; never raises for page faults."""
         await self._await_recovery()
+        # a goto or back is checked by its URL before it runs; what a click, a key or a script starts (during the
+        # action or after it, until the next goto, back, reset or start), by the route
+        self._policed = action.kind not in ("goto", "back")
         self._op = _Operation()
         url_before = self.page.url
         refusal = self._refusal(action, obs)
@@ -484,7 +489,9 @@ class BrowserSession:
         try:
             if not in_scope(url, self.site.allowed_origins):
                 self._record("blocked_request", request.resource_type, url)
-            elif reason := forbidden_request(url, request.method, self._is_main_nav(request), self.site.policy):
+            elif self._policed and (
+                reason := forbidden_request(url, request.method, self._is_main_nav(request), self.site.policy)
+            ):
                 self._record("blocked_request", f"policy forbids {request.method} (matches {reason!r})", url)
             else:
                 await route.continue_()

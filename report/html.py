@@ -98,6 +98,8 @@ class RunView(BaseModel):
     edges: list[EdgeView]
     failures: list[FailureView]
     failures_total: int
+    roles: dict[str, dict[str, float]] = {}  # per role: calls, constrained, repairs, fallbacks (the run's meta)
+    timings: dict[str, float] = {}  # seconds by part of the run (act, observe, dedup, graph, store, model)
 
 
 class _Images:
@@ -220,6 +222,8 @@ def run_view(store: RunStore, graph: ExplorationGraph, key: str, label: str, ima
         edges=edges,
         failures=[failure_view(store, row, images) for row in rows[:GALLERY_PER_RUN]],
         failures_total=len(rows),
+        roles=meta.roles,
+        timings={part: round(seconds, 1) for part, seconds in meta.timings.items()},
     )
 
 

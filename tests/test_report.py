@@ -103,6 +103,27 @@ async def test_summary_and_curves_match_the_store(report, runs_root):
     assert await page.locator("#curves-svg polyline").count() == len(RUNS)
 
 
+async def test_model_calls_and_time_by_part_show_per_run(report, runs_root):
+    """The SCALE run's roles (calls, answers under the grammar, repairs, fallbacks) as its store's meta has them;
+    a baseline shows no model but its seconds by part."""
+    from explorer.store import RunStore
+
+    _, page, _ = report
+    store = RunStore(runs_root / "forum/scale")
+    try:
+        meta = store.meta()
+    finally:
+        store.close()
+    key = await page.locator('#summary tr[data-label="forum/scale"]').get_attribute("data-run")
+    for role, counts in meta.roles.items():
+        cells = await page.locator(f'#roles tr[data-run="{key}"][data-role="{role}"] td').all_inner_texts()
+        assert cells[2:6] == [str(int(counts[k])) for k in ("calls", "constrained", "repairs", "fallbacks")]
+    assert {"selector", "predictor"} <= set(meta.roles)
+    baseline = await page.locator('#summary tr[data-label="shop/random"]').get_attribute("data-run")
+    row = await page.locator(f'#roles tr[data-run="{baseline}"] td').all_inner_texts()
+    assert row[1] == "— (no model)" and "store:" in row[-1]
+
+
 async def test_graph_has_every_node_and_hover_shows_its_screenshot(report, runs_root):
     _, page, _ = report
     for rel in RUNS:
