@@ -200,7 +200,26 @@ class _Vault(BaseHTTPRequestHandler):
         pass
 
 
-def test_a_planted_secret_reaches_no_artifact(prefect_server, tmp_path, capfd, monkeypatch):
+@pytest.fixture
+def prefect_console():
+    """Prefect's console handlers print into a buffer for the test, then into the real stderr: they keep the stream
+    of the test that first ran a flow in this process, which pytest has closed since."""
+    import io
+    import logging
+
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]
+    consoles = {h for lg in loggers for h in getattr(lg, "handlers", []) if isinstance(h, PrefectConsoleHandler)}
+    printed = io.StringIO()
+    for h in consoles:
+        h.console.file = printed
+    yield printed
+    for h in consoles:
+        h.console.file = sys.__stderr__
+
+
+def test_a_planted_secret_reaches_no_artifact(prefect_server, prefect_console, tmp_path, capfd, monkeypatch):
     """A site shows its token (the value of a ${NAME} its config references) in the title, headings, text, a
     link's name, a field's value and an alert. Explored and built into a dataset by the Prefect flows, then
     reported: the token is in no file of the run or the dataset (SQLite, blobs, Arrow; Parquet decoded), not in the
@@ -225,15 +244,7 @@ def test_a_planted_secret_reaches_no_artifact(prefect_server, tmp_path, capfd, m
     url = f"http://127.0.0.1:{server.server_port}/"
     login = [LoginStep(action="wait_for", selector="body", value="${" + VAULT_ENV + "}")]
     site = SiteConfig(name="vault", start_url=url, login=login, timeouts={"navigation_ms": 4000, "action_ms": 3000})
-    from prefect.logging.handlers import PrefectConsoleHandler
-
-    # Prefect's console handlers hold the stream of the test that first ran a flow here (closed since): they
-    # print this test's flow logs into a buffer, searched like the console
-    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]
-    consoles = {h for lg in loggers for h in getattr(lg, "handlers", []) if isinstance(h, PrefectConsoleHandler)}
-    printed, streams = io.StringIO(), {h: h.console.file for h in consoles}
-    for h in consoles:
-        h.console.file = printed
+    printed = prefect_console
     log = io.StringIO()
     handler = logging.StreamHandler(log)  # every record of our packages, at DEBUG (kept from Prefect's handlers)
     ours = [logging.getLogger(name) for name in ("explorer", "synthesis", "flows", "report", "training")]
@@ -249,8 +260,6 @@ def test_a_planted_secret_reaches_no_artifact(prefect_server, tmp_path, capfd, m
             stats = build_dataset([summary.run_dir], out=str(tmp_path / "dataset"))
         report = build_report(tmp_path / "runs")
     finally:
-        for h, stream in streams.items():
-            h.console.file = stream
         for logger, (level, propagate) in zip(ours, saved, strict=True):
             logger.removeHandler(handler)
             logger.setLevel(level)
@@ -288,3 +297,27 @@ def _image_columns(path: Path) -> list[str]:
 
     names = pq.read_schema(path).names
     return [name for name in names if "screenshot" in name or name in ("goal_image", "images")]
+
+
+def test_the_explore_flow_on_an_unreachable_site_fails_at_once_with_the_one_line_error(
+    prefect_server, prefect_console, tmp_path
+):
+    """A start URL nothing answers: the flow run fails with observe's `cannot reach` line, the task is not retried
+    (a user error fails the same way every time) and no run folder is left."""
+    import asyncio
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from explorer.config import ExploreConfig
+    from explorer.errors import SiteUnreachable
+    from flows.explore import explore_site
+
+    api, _ = prefect_server
+    with temporary_settings({PREFECT_API_URL: api}), pytest.raises(SiteUnreachable, match="cannot reach"):
+        explore = ExploreConfig(strategy="random", max_steps=2)
+        asyncio.run(explore_site("http://127.0.0.1:9/", explore, runs_dir=str(tmp_path / "runs"), run_id="down"))
+    assert not (tmp_path / "runs" / "down").exists()
+    failed = {"flows": {"name": {"any_": ["explore_site"]}}, "flow_runs": {"state": {"type": {"any_": ["FAILED"]}}}}
+    (run,) = httpx.post(f"{api}/flow_runs/filter", json=failed).json()
+    tasks = httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [run["id"]]}}}).json()
+    assert [t["run_count"] for t in tasks] == [1]  # one try: no retry of a user error
