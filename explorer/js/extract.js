@@ -74,7 +74,6 @@ function extract(opts) {
     return tag === 'button' && (el.type || 'submit') === 'submit';
   }
 
-  // Where a submitting control sends its form: the control's formaction/formmethod over its form's, resolved.
   // Where the page's own script sends a click, when it says so in markup: data-href/-url/-link, or an inline
   // onclick that assigns location, calls location.assign/replace or window.open with a literal URL.
   function scriptTarget(el) {
@@ -90,6 +89,8 @@ function extract(opts) {
     try { return new URL(url, document.baseURI).href; } catch (e) { return null; }
   }
 
+  // Where activating el leads: a submitting control's form (its formaction/formmethod over its form's,
+  // resolved), else the script destination its markup shows (a GET), else nowhere known.
   function formTarget(el, tag) {
     if (!submits(el, tag)) {
       const js = scriptTarget(el);

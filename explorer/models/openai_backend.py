@@ -158,8 +158,8 @@ class OpenAIModel:
     ) -> list[Generation]:
         """Answer conversations with concurrent requests (at most `config.concurrency` in flight), in order."""
         images = list(images) if images is not None else [None] * len(conversations)
-        kwargs = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop, "role": role, "adapter": adapter}
-        kwargs["grammar"] = grammar
+        kwargs = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop, "role": role}
+        kwargs |= {"adapter": adapter, "grammar": grammar}
         workers = max(1, min(self.config.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
             futures = [
