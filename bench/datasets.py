@@ -68,7 +68,7 @@ def measure(run_dir: Path, model, rows: list, replays: list) -> None:
     multi = build_multi_step(source, recipe)
     t0 = time.perf_counter()
     kept, drops = asyncio.run(
-        replay_gate(multi, {0: source.site}, {0: source.store.blob}, {0: source.delta}, BrowserConfig())
+        replay_gate(multi, {0: source.site}, {0: source.lookup}, {0: source.delta}, BrowserConfig())
     )
     seconds = time.perf_counter() - t0
     rate = f"{len(kept) / len(multi):.0%}" if multi else "-"

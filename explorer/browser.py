@@ -31,7 +31,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from explorer.config import BrowserConfig, SiteConfig
 from explorer.errors import BrowserNotFound, ScalehopError, SiteUnreachable
-from explorer.observe import observe, page_script
+from explorer.observe import INVALID_WATCH, observe, page_script
 from explorer.records import Action, ActionOutcome, BrowserEvent, Element, EventKind, Observation
 from explorer.safety import allowed_hosts, destination, forbidden_reason, forbidden_request, in_scope
 from explorer.secrets import redact, redact_text, site_secrets
@@ -170,6 +170,7 @@ class BrowserSession:
         context.set_default_timeout(site.timeouts.action_ms)
         context.set_default_navigation_timeout(site.timeouts.navigation_ms)
         session = cls(context, site)
+        await context.add_init_script(script=INVALID_WATCH)
         await context.route("**/*", session._guard)
         await context.route_web_socket(lambda _: True, session._guard_ws)
         context.on("page", session._on_new_page)
@@ -213,7 +214,8 @@ class BrowserSession:
         for _ in range(3):
             await self._await_recovery()
             try:
-                obs = await observe(self.page, timeout_s=self.site.timeouts.action_ms / 1000, mask=self.site.mask)
+                timeout_s = self.site.timeouts.action_ms / 1000
+                obs = await observe(self.page, timeout_s=timeout_s, mask=self.site.mask, volatile=self.site.volatile)
                 obs.status = self.status
                 return redact(obs, self._secrets)
             except (TimeoutError, PlaywrightError) as exc:

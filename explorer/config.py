@@ -109,6 +109,7 @@ class SiteConfig(_Strict):
     ignore_params: list[str] = Field(default_factory=list)  # query parameters that never change state
     keep_fragment: bool = False
     mask: list[str] = Field(default_factory=list)  # CSS selectors painted over in every screenshot (and passwords)
+    volatile: list[str] = Field(default_factory=list)  # CSS selectors state identity ignores (clocks, ads, carousels)
 
     @field_validator("start_url")
     @classmethod

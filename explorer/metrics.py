@@ -1,8 +1,8 @@
 """Run metrics from the store: coverage curves per step and the run's summary.
 
-States are counted raw (graph nodes) and alias-merged: nodes of one URL path (query ignored) whose
-screenshots match (SSIM >= ALIAS_DELTA) count once, so `?next=...`, sort and session variants of one page
-do not inflate coverage (DESIGN §4).
+States are counted raw (graph nodes, one per state identity: explorer.identity) and alias-merged: nodes of one
+URL path (query ignored) with the same structure whose canonical screenshots match (SSIM >= ALIAS_DELTA) count
+once, so `?next=...` and session variants of one page do not inflate coverage (DESIGN §4).
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from urllib.parse import urlsplit
 
-from explorer.dedup import StateIndex, thumbnail
+from explorer.dedup import StateIndex
 from explorer.graph import ExplorationGraph
+from explorer.identity import of_node
 from explorer.store import RunStore
 from explorer.summary import RunMetrics, RunSummary
 
@@ -25,10 +26,10 @@ def alias_groups(store: RunStore, graph: ExplorationGraph) -> dict[str, str]:
     for node in graph.nodes():
         parts = urlsplit(node.url)
         path = f"{parts.scheme}://{parts.netloc}{parts.path}"
-        thumb = thumbnail(store.blob(node.screenshot))
-        match = index.identify(path, thumb)
+        identity = of_node(node.model_copy(update={"url": path}), store.blob(node.screenshot))
+        match = index.identify(identity.bucket, identity.thumb, identity.overlays)
         if match.node_id is None:
-            index.add(node.id, path, thumb)
+            index.add(node.id, identity.bucket, identity.thumb, identity.overlays)
             canonical[node.id] = node.id
         else:
             canonical[node.id] = match.node_id

@@ -23,20 +23,36 @@ _PALETTE = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#0a9396", "#
 
 @cache
 def page_script(name: str) -> str:
-    """A function expression `(args) => name(args)` with the shared DOM helpers inlined."""
+    """A function expression `(args) => name(args)` with the shared helpers (dom.js, volatile.js) inlined."""
     js = resources.files("explorer") / "js"
-    dom = (js / "dom.js").read_text()
+    helpers = "\n".join((js / f"{helper}.js").read_text() for helper in ("dom", "volatile"))
     body = (js / f"{name}.js").read_text()
     func = re.search(r"function (\w+)\(", body).group(1)
-    return f"(args) => {{\n{dom}\n{body}\nreturn {func}(args);\n}}"
+    return f"(args) => {{\n{helpers}\n{body}\nreturn {func}(args);\n}}"
+
+
+# Set before any page script runs: the field that failed a submit's validation, and when (volatile.js masks the
+# browser's bubble under it for state identity).
+INVALID_WATCH = """document.addEventListener('invalid', (e) => {
+  const last = window.__scalehopInvalid;
+  if (!last || performance.now() - last.t > 100) window.__scalehopInvalid = {el: e.target, t: performance.now()};
+}, true);"""
+
+
+_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|[smhdwy])"
+# relative times in a name, as volatile.js finds them in text: "just now", "3 minutes ago", "a day ago", "in 2 days"
+RELATIVE_TIME = re.compile(
+    rf"\b(?:just now|yesterday|\d+\s*{_UNIT}\s+ago|(?:an?|one|a few)\s+{_UNIT}\s+ago|in\s+\d+\s+{_UNIT})(?!\w)", re.I
+)
 
 
 def element_key(tag: str, role: str, name: str, path: str, frame: tuple[str, ...] = ()) -> str:
     """Stable identity of an element across observations: frame + structural path + tag + role + name.
 
-    Digits in the name are folded ("Cart (1)" and "Cart (2)" are one element whose name changed).
+    Digits in the name are folded ("Cart (1)" and "Cart (2)" are one element whose name changed), and so are
+    relative times ("posted just now" and "posted 5 minutes ago" are one link).
     """
-    folded = re.sub(r"\d+", "#", name.lower())[:60]
+    folded = re.sub(r"\d+", "#", RELATIVE_TIME.sub("<time>", name).lower())[:60]
     raw = "|".join([" > ".join(frame), path, tag, role, folded])
     return hashlib.sha1(raw.encode()).hexdigest()[:12]
 
@@ -46,12 +62,19 @@ MASK_COLOR = "#000000"
 
 
 async def observe(
-    page: Page, *, timeout_s: float = 10.0, max_elements: int = 300, mask: Sequence[str] = ()
+    page: Page,
+    *,
+    timeout_s: float = 10.0,
+    max_elements: int = 300,
+    mask: Sequence[str] = (),
+    volatile: Sequence[str] = (),
 ) -> Observation:
     """Extract elements, take the viewport screenshot and draw the Set-of-Mark overlay. Password fields and the
     elements the CSS selectors `mask` match are painted over (one flat colour) at capture, so neither the
-    screenshot nor the overlay drawn on it holds their pixels."""
-    args = {"maxElements": max_elements, "maxTexts": 60}
+    screenshot nor the overlay drawn on it holds their pixels. The boxes state identity ignores (fields, focus
+    ring, validation bubble, relative times, the `volatile` selectors) come back as `Observation.volatile` and
+    `Observation.overlays`."""
+    args = {"maxElements": max_elements, "maxTexts": 60, "volatile": list(volatile)}
     raw = await asyncio.wait_for(page.evaluate(page_script("extract"), args), timeout_s)
     masks = [page.locator(selector) for selector in (*MASKED, *mask)]
     png = await page.screenshot(type="png", timeout=timeout_s * 1000, mask=masks, mask_color=MASK_COLOR)
@@ -67,6 +90,8 @@ async def observe(
         text=render_text(raw["url"], raw["title"], raw["headings"], elements),
         viewport=tuple(raw["viewport"]),
         scroll=tuple(raw["scroll"]),
+        volatile=[tuple(box) for box in raw["volatile"]],
+        overlays=[tuple(box) for box in raw["overlays"]],
     )
 
 

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+Box = tuple[float, float, float, float]  # x, y, w, h in CSS px of the top-level viewport
+
 ActionKind = Literal["click", "type", "select", "scroll", "hover", "back", "goto", "stop"]
 EventKind = Literal[
     "dialog",
@@ -40,7 +42,7 @@ class Element(BaseModel):
     href: str | None = None
     input_type: str | None = None
     options: tuple[str, ...] = ()
-    bbox: tuple[float, float, float, float]  # x, y, w, h in CSS px of the top-level viewport
+    bbox: Box
     point: tuple[float, float]  # a point inside bbox where a hit test lands on this element
     visible: bool = True
     enabled: bool = True
@@ -71,6 +73,11 @@ class Observation(BaseModel):
     viewport: tuple[int, int]
     scroll: tuple[float, float] = (0.0, 0.0)
     timestamp: float = Field(default_factory=time.time)
+    # boxes that state identity paints flat (explorer/js/volatile.js): parts of the page (fields, relative
+    # times, the site's volatile selectors), and what the browser draws over it for a moment (focus ring,
+    # validation bubble), masked on both sides of a comparison
+    volatile: list[Box] = Field(default_factory=list)
+    overlays: list[Box] = Field(default_factory=list)
 
     def element(self, mark: int) -> Element | None:
         """The element carrying SoM number `mark`, or None."""
@@ -167,6 +174,8 @@ class Node(BaseModel):
     visits: int = 0
     tried: list[str] = Field(default_factory=list)  # element keys actuated here
     element_keys: list[str] = Field(default_factory=list)  # keys of the elements seen when first observed
+    volatile: list[Box] = Field(default_factory=list)  # the observation's volatile boxes (state identity)
+    overlays: list[Box] = Field(default_factory=list)  # and its overlays (focus ring, validation bubble)
     depth: int = 0
     addressable: bool | None = None  # does loading the URL alone reproduce the state? None: not known yet
     unreachable: str | None = None  # why return-to-node gave up on it

@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from explorer.browser import BrowserSession, ObserveError
-from explorer.dedup import Match, StateIndex, normalize_url, thumbnail
+from explorer.dedup import Match, StateIndex, normalize_url
 from explorer.errors import SiteUnreachable
 from explorer.graph import ExplorationGraph
+from explorer.identity import Identity, of_node, of_observation
 from explorer.records import Action, ActionOutcome, Node, Observation
 from explorer.rows import RecordKind, StepKind
 from explorer.store import RunStore
@@ -49,7 +50,7 @@ class StateTracker:
         self.index = StateIndex(delta)
         self._norm = {"ignore_params": tuple(ignore_params), "keep_fragment": keep_fragment}
         for node in graph.nodes():
-            self.index.add(node.id, node.url, thumbnail(store.blob(node.screenshot)))
+            self._register(node.id, of_node(node, store.blob(node.screenshot)))
         self.next_step = store.last_step() + 1
         self.timings: Counter = Counter()  # seconds spent per part: act, observe, dedup, graph, store
         self.unreachable_streak = 0  # steps in a row whose action could not reach the site (the site is down?)
@@ -60,9 +61,19 @@ class StateTracker:
         """The run's normalized form of a URL."""
         return normalize_url(url, **self._norm)
 
+    def identity(self, obs: Observation) -> Identity:
+        """The observation's state identity under this run's URL normalization (see explorer.identity)."""
+        return of_observation(obs, self.normalize(obs.url))
+
     def identify(self, obs: Observation) -> Match:
         """Which known node this observation shows (node_id None: a new state)."""
-        return self.index.identify(self.normalize(obs.url), thumbnail(obs.screenshot))
+        return self._match(self.identity(obs))
+
+    def _match(self, identity: Identity) -> Match:
+        return self.index.identify(identity.bucket, identity.thumb, identity.overlays)
+
+    def _register(self, node_id: str, identity: Identity) -> None:
+        self.index.add(node_id, identity.bucket, identity.thumb, identity.overlays)
 
     async def perform(
         self, session: BrowserSession, action: Action, obs: Observation | None
@@ -116,13 +127,13 @@ class StateTracker:
         `records` may be a function of the id of the node reached, for records that name it.
         """
         t0 = time.perf_counter()
-        url, thumb = self.normalize(after.url), thumbnail(after.screenshot)
-        match = self.index.identify(url, thumb)
+        identity = self.identity(after)
+        match = self._match(identity)
         t1 = time.perf_counter()
         self.timings["dedup"] += t1 - t0
         new = match.node_id is None
         if new:
-            node = self._new_node(after, url, action, outcome, node_from)
+            node = self._new_node(after, identity.url, action, outcome, node_from)
         else:
             known = self.graph.node(match.node_id)
             node = known.model_copy(update={"visits": known.visits + 1})
@@ -157,7 +168,7 @@ class StateTracker:
         down = any(e.kind == "navigation_error" and "net::ERR_" in e.detail for e in outcome.events)
         self.unreachable_streak = self.unreachable_streak + 1 if down else 0
         if new:
-            self.index.add(node.id, url, thumb)
+            self._register(node.id, identity)
         return Step(step_no, action, outcome, after, node.id, new, match, ids)
 
     def _new_node(
@@ -180,6 +191,8 @@ class StateTracker:
             screenshot=digest,
             observation=observation,
             element_keys=[e.key for e in obs.elements],
+            volatile=obs.volatile,
+            overlays=obs.overlays,
             visits=1,
             depth=depth,
             addressable=addressable,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sites import art
 from sites.forum_content import BADGES, DEMO_USER, ForumData, Post, build_forum, month_events, month_grid
@@ -45,6 +45,7 @@ class ForumSite(Site):
         self.data: ForumData = build_forum(seed)
         self.boards = {b["slug"]: b for b in self.data.boards}
         self._first_free_id = 1 + max(p.id for plist in self.data.posts.values() for p in plist)
+        self.started = datetime.now(UTC)  # the live "last reply N minutes ago" counts from here
         super().__init__(seed, slow_seconds)
 
     def setup_routes(self) -> None:
@@ -164,6 +165,8 @@ class ForumSite(Site):
             reply_error=reply_error,
             draft=draft,
             users=self.data.users,
+            now=datetime.now(UTC).isoformat(timespec="seconds"),
+            last_reply=(self.started - timedelta(minutes=7 * (t.id % 5) + 3)).isoformat(timespec="seconds"),
         )
 
     def reply(self, req: Request) -> Response:

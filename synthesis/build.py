@@ -78,13 +78,13 @@ def build_dataset(
         tasks, dedup_drops = dedup(tasks, recipe.gates)
         replay_drops: list[Drop] = []
         multi = [t for t in tasks if isinstance(t, MultiStepTask)]
-        checked = len(multi) if recipe.gates.replay else 0
+        checked = Counter(t.site for t in multi) if recipe.gates.replay else Counter()
         if recipe.gates.replay and multi:
             t0 = time.perf_counter()
             sites = {i: s.site for i, s in enumerate(sources)}
             deltas = {i: recipe.gates.delta or s.delta for i, s in enumerate(sources)}
-            blobs = {i: s.store.blob for i, s in enumerate(sources)}
-            kept, replay_drops = asyncio.run(replay_gate(multi, sites, blobs, deltas, browser or BrowserConfig()))
+            lookups = {i: s.lookup for i, s in enumerate(sources)}
+            kept, replay_drops = asyncio.run(replay_gate(multi, sites, lookups, deltas, browser or BrowserConfig()))
             tasks = [t for t in tasks if not isinstance(t, MultiStepTask)] + kept
             seconds["replay"] = time.perf_counter() - t0
         scrubbed = sum((s.counts for s in scrubbers.values()), Counter())

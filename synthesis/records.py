@@ -112,6 +112,9 @@ class PageQA(Draft):
 Task = SingleStepTask | MultiStepTask | PageQA
 
 
+ReplayCause = Literal["element missing", "action failed", "browser", "url", "structure", "pixels"]
+
+
 class Drop(BaseModel):
     """A task a gate removed, and why."""
 
@@ -119,3 +122,5 @@ class Drop(BaseModel):
     task_type: TaskType
     gate: Literal["format", "dedup", "replay"]
     reason: str
+    site: str = ""
+    cause: ReplayCause | None = None  # the replay gate's: which test failed (see synthesis.replay)

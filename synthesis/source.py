@@ -50,6 +50,11 @@ class RunSource:
         """The SSIM threshold of state identity the run used."""
         return (self.meta.explore or ExploreConfig()).delta
 
+    def lookup(self, node_id: str) -> tuple[Node, bytes]:
+        """A node of the run and its screenshot (replay compares against both)."""
+        node = self.graph.node(node_id)
+        return node, self.store.blob(node.screenshot)
+
     @cached_property
     def _records(self) -> list[RecordRow]:
         return self.store.records()

@@ -43,6 +43,8 @@ class ReplayStats(BaseModel):
     passed: int
     dropped: int
     pass_rate: float | None  # None: nothing was checked
+    by_site: dict[str, float | None] = {}  # site -> pass rate of its checked tasks
+    causes: dict[str, int] = {}  # drops grouped by the test that failed (synthesis.replay: element missing, ...)
 
 
 class GateStats(BaseModel):
@@ -84,18 +86,21 @@ def dataset_stats(
     drafts: Counter,
     skipped: Counter,
     drops: list[Drop],
-    checked: int,
+    checked: Counter,
     scrubbed: Counter,
     fallbacks: int,
     model_id: str | None,
 ) -> DatasetStats:
-    """The stats of the kept `tasks` (seconds and out are filled in once the dataset is written)."""
+    """The stats of the kept `tasks` (seconds and out are filled in once the dataset is written); `checked`:
+    multi-step tasks replayed, per site."""
     by_site: dict[str, dict[str, int]] = {}
     for task in tasks:
         per = by_site.setdefault(task.site, dict.fromkeys(recipe.task_types, 0))
         per[task.task_type] += 1
     dropped = Counter(d.gate for d in drops)
-    passed = checked - dropped["replay"]
+    replay_drops = [d for d in drops if d.gate == "replay"]
+    lost = Counter(d.site for d in replay_drops)
+    passed = checked.total() - dropped["replay"]
     runs = []
     for s in sources:
         model, adapter = s.explorer_model
@@ -116,10 +121,12 @@ def dataset_stats(
             dedup=Dropped(dropped=dropped["dedup"]),
             replay=ReplayStats(
                 enabled=recipe.gates.replay,
-                checked=checked,
+                checked=checked.total(),
                 passed=passed,
                 dropped=dropped["replay"],
-                pass_rate=round(passed / checked, 4) if checked else None,
+                pass_rate=round(passed / checked.total(), 4) if checked else None,
+                by_site={site: round(1 - lost[site] / n, 4) for site, n in sorted(checked.items()) if n},
+                causes=dict(Counter(d.cause or "other" for d in replay_drops).most_common()),
             ),
             scrub={k: scrubbed.get(k, 0) for k in ("secret", "email", "phone")},
         ),

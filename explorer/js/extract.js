@@ -183,5 +183,6 @@ function extract(opts) {
     url: location.href, title: document.title, elements, texts,
     headings: headings.sort((a, b) => a[0].localeCompare(b[0])).map(h => h[1]),  // h1 first, then h2, h3
     viewport: [vw, vh], scroll: [window.scrollX, window.scrollY],
+    ...volatileBoxes(opts),
   };
 }

@@ -73,6 +73,10 @@ def render_stats(stats: DatasetStats) -> str:
         f"gates: format -{gates.format.dropped}, dedup -{gates.dedup.dropped}, "
         f"replay {replay.passed}/{replay.checked} ({rate})" + ("" if replay.enabled else " [off]")
     )
+    if replay.by_site:
+        per_site = ", ".join(f"{site} {rate:.0%}" for site, rate in replay.by_site.items() if rate is not None)
+        causes = ", ".join(f"{cause} {n}" for cause, n in replay.causes.items())
+        lines.append(f"replay by site: {per_site}" + (f"; drops by cause: {causes}" if causes else ""))
     lines.append("scrubbed: " + ", ".join(f"{k} {v}" for k, v in gates.scrub.items()))
     for drop in stats.drops:
         lines.append(f"  dropped {drop.task_type} {drop.id} at {drop.gate}: {drop.reason}")

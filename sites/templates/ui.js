@@ -87,4 +87,20 @@
       if (count) { count.textContent = String(Number(count.textContent) + (on ? 1 : -1)); }
     });
   });
+
+  // Relative times, the way forums show them: <time datetime=... data-ago> says how long ago, and ticks.
+  function ago(ms) {
+    var s = Math.max(0, Math.round(ms / 1000));
+    if (s < 5) { return 'just now'; }
+    if (s < 60) { return s + ' seconds ago'; }
+    var m = Math.floor(s / 60);
+    if (m < 60) { return m === 1 ? '1 minute ago' : m + ' minutes ago'; }
+    var h = Math.floor(m / 60);
+    return h === 1 ? '1 hour ago' : h + ' hours ago';
+  }
+  var stamps = all('time[data-ago]');
+  function tick() {
+    stamps.forEach(function (t) { t.textContent = ago(Date.now() - Date.parse(t.getAttribute('datetime'))); });
+  }
+  if (stamps.length) { tick(); setInterval(tick, 1000); }
 })();

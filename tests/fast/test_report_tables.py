@@ -87,7 +87,7 @@ def report_root(tmp_path, fixture_run):
     source, recipe, skipped = open_run(fixture_run.dir), DatasetRecipe(), Counter()
     tasks = build_single_step(source, recipe, skipped) + build_page_qa(source, recipe)
     drafts = Counter(t.task_type for t in tasks)
-    stats = dataset_stats([source], recipe, tasks, drafts, skipped, [], 0, Counter(), 0, None)
+    stats = dataset_stats([source], recipe, tasks, drafts, skipped, [], Counter(), Counter(), 0, None)
     stats.save(tmp_path / "dataset")
     source.close()
     (tmp_path / "broken").mkdir()

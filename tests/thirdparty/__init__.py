@@ -42,6 +42,7 @@ DJANGO_ADMIN_FORBID = (
 DJANGO_ADMIN_STICKY = (
     r"\btoggle\s+(theme|navigation)\b",
     r"^\s*filter navigation items\s*$",
+    r"^\s*by\s+[\w ]+$",  # a changelist filter's <details> summary ("By groups"): its open state is kept too
 )
 
 
