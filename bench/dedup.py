@@ -124,7 +124,7 @@ def insert_cost(pairs) -> None:
         plain_nodes = [(str(i), t) for i, t in enumerate(nodes)]
         fresh = variants(bases, 1, seed=n + 1)[0]  # a state not in the index: every node is a candidate
         touched = nodes[n // 3].copy()
-        touched[60:66, 100:130] = np.clip(touched[60:66, 100:130].astype(int) + 12, 0, 255)  # a small change
+        touched[60:66, 100:130] = np.clip(touched[60:66, 100:130].astype(int) - 12, 0, 255)  # a small change
         queries = (("new state", fresh), ("revisit", nodes[n // 2]), ("revisit, small change", touched))
         for label, query in queries:
             repeats = 1 if n >= 1000 else 5
