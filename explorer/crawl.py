@@ -51,7 +51,8 @@ class Frontier:
             if action.kind == "click" and action.element_key:
                 frontier.clicked.add(action.element_key)
             node = graph.node(step.node_to) if step.node_to and step.node_to in graph.g else None
-            found = frontier.take(store.observation(node.observation)) if node and node.observation else []
+            seen = store.observation(node.observation, screenshots=False) if node and node.observation else None
+            found = frontier.take(seen) if seen else []
             if action.kind == "goto" and action.url:
                 key = normalize(action.url)
                 frontier.seen.add(key)

@@ -37,7 +37,7 @@ def exhausted_nodes(
     out = set()
     for node in graph.nodes():
         if node.id in checked and node.observation:
-            usable = usable_elements(store.observation(node.observation), site)
+            usable = usable_elements(store.observation(node.observation, screenshots=False), site)
             if not {e.key for e in usable} - set(node.tried):
                 out.add(node.id)
     return out

@@ -194,10 +194,12 @@ class RunStore:
         fields |= {"screenshot": self.put_blob(obs.screenshot), "som_screenshot": self.put_blob(obs.som_screenshot)}
         return self.put_blob(json.dumps(fields, sort_keys=True).encode(), ".json")
 
-    def observation(self, digest: str) -> Observation:
-        """The Observation stored by `put_observation`, screenshots included."""
+    def observation(self, digest: str, screenshots: bool = True) -> Observation:
+        """The Observation stored by `put_observation`; with `screenshots=False` its two PNGs are left unread
+        (empty bytes), for readers that need only the elements and text."""
         fields = json.loads(self.blob(digest, ".json"))
-        fields |= {"screenshot": self.blob(fields["screenshot"]), "som_screenshot": self.blob(fields["som_screenshot"])}
+        for key in ("screenshot", "som_screenshot"):
+            fields[key] = self.blob(fields[key]) if screenshots else b""
         return Observation.model_validate(fields)
 
     @contextmanager
