@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from explorer.dedup import SIZE, Rect, masked_ssim, paint
+from explorer.dedup import SIZE, Rect, masked_ssim, paint, thumbnail
 from explorer.records import Box, Node, Observation
 
 
@@ -54,9 +54,9 @@ def canonical_thumbnail(
 ) -> tuple[np.ndarray, tuple[Rect, ...]]:
     """The grayscale thumbnail SSIM compares, the volatile boxes (CSS px of the screenshot) painted flat, and the
     overlays as thumbnail rectangles."""
-    img = Image.open(io.BytesIO(png)).convert("L")
-    thumb = np.array(img.resize(size, Image.Resampling.BOX), dtype=np.uint8)
-    sx, sy = size[0] / img.width, size[1] / img.height
+    thumb = thumbnail(png, size).copy()  # writable: the volatile boxes are painted on it
+    width, height = Image.open(io.BytesIO(png)).size  # the PNG header only
+    sx, sy = size[0] / width, size[1] / height
 
     def rect(box: Box) -> Rect:
         x, y, w, h = box
@@ -78,6 +78,11 @@ def of_node(node: Node, png: bytes) -> Identity:
     return Identity(node.url, structure_of(node.element_keys), thumb, overlays)
 
 
+def pixel_ssim(a: Identity, b: Identity) -> float:
+    """The canonical SSIM of two identities: volatile boxes already flat, both sides' overlays painted on both."""
+    return masked_ssim(a.thumb, b.thumb, a.overlays + b.overlays)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Whether two identities are one state, and if not, the first test that tells them apart."""
@@ -93,5 +98,5 @@ def compare(a: Identity, b: Identity, delta: float) -> Verdict:
         return Verdict(False, None, "url")
     if a.structure != b.structure:
         return Verdict(False, None, "structure")
-    score = masked_ssim(a.thumb, b.thumb, a.overlays + b.overlays)
+    score = pixel_ssim(a, b)
     return Verdict(score >= delta, score, "" if score >= delta else "pixels")

@@ -39,8 +39,9 @@ INVALID_WATCH = """document.addEventListener('invalid', (e) => {
 }, true);"""
 
 
-_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|[smhdwy])"
-# relative times in a name, as volatile.js finds them in text: "just now", "3 minutes ago", "a day ago", "in 2 days"
+_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?|years?|yrs?|[smhdwy])"
+# relative times: "just now", "3 minutes ago", "a day ago", "in 2 days". Folded in element names here; the page
+# script (volatile.js) gets the same pattern to find them in text.
 RELATIVE_TIME = re.compile(
     rf"\b(?:just now|yesterday|\d+\s*{_UNIT}\s+ago|(?:an?|one|a few)\s+{_UNIT}\s+ago|in\s+\d+\s+{_UNIT})(?!\w)", re.I
 )
@@ -74,7 +75,7 @@ async def observe(
     screenshot nor the overlay drawn on it holds their pixels. The boxes state identity ignores (fields, focus
     ring, validation bubble, relative times, the `volatile` selectors) come back as `Observation.volatile` and
     `Observation.overlays`."""
-    args = {"maxElements": max_elements, "maxTexts": 60, "volatile": list(volatile)}
+    args = {"maxElements": max_elements, "maxTexts": 60, "volatile": list(volatile), "relative": RELATIVE_TIME.pattern}
     raw = await asyncio.wait_for(page.evaluate(page_script("extract"), args), timeout_s)
     masks = [page.locator(selector) for selector in (*MASKED, *mask)]
     png = await page.screenshot(type="png", timeout=timeout_s * 1000, mask=masks, mask_color=MASK_COLOR)

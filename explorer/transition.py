@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from explorer.dedup import masked_ssim, normalize_url
-from explorer.identity import canonical_thumbnail
+from explorer.dedup import normalize_url
+from explorer.identity import of_observation, pixel_ssim
 from explorer.records import ActionOutcome, Element, ElementBrief, ElementChange, Observation, Transition
 
 MAX_LISTED = 4  # elements named per clause of the description; the rest are counted
@@ -36,17 +36,10 @@ def diff(before: Observation, after: Observation, outcome: ActionOutcome | None 
         dialog=outcome.dialogs[0] if outcome and outcome.dialogs else None,
         new_tab=outcome.new_tab if outcome else None,
         error=outcome.error if outcome and not outcome.ok else None,
-        ssim=round(_canonical_ssim(before, after), 4),
+        ssim=round(pixel_ssim(of_observation(before, ""), of_observation(after, "")), 4),
         description="",
     )
     return transition.model_copy(update={"description": describe(transition)})
-
-
-def _canonical_ssim(before: Observation, after: Observation) -> float:
-    """SSIM of the two screenshots as state identity compares them (volatile boxes and overlays painted flat)."""
-    a, a_over = canonical_thumbnail(before.screenshot, before.volatile, before.overlays)
-    b, b_over = canonical_thumbnail(after.screenshot, after.volatile, after.overlays)
-    return masked_ssim(a, b, a_over + b_over)
 
 
 def _brief(e: Element) -> ElementBrief:

@@ -10,9 +10,7 @@ function volatileBoxes(opts) {
     + ':not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button]):not([type=reset])'
     + ':not([type=image]):not([type=file]):not([type=range]):not([type=color])';
   const TIME_ELEMENT = 'time, relative-time, time-ago, local-time, [datetime]';
-  const UNIT = '(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?|years?|yrs?|[smhdwy])';
-  const RELATIVE = new RegExp('\\b(?:just now|yesterday|\\d+\\s*' + UNIT + '\\s+ago'
-    + '|(?:an?|one|a few)\\s+' + UNIT + '\\s+ago|in\\s+\\d+\\s+' + UNIT + ')(?![\\w])', 'gi');
+  const RELATIVE = new RegExp(opts.relative, 'gi');  // explorer.observe.RELATIVE_TIME: one pattern for both
   const SHORT = /^\s*\d{1,3}\s?(?:s|m|min|h|d|w|mo|y)\s*$/i;  // "27m", "3h": a whole text node
   const RING = 4;  // px around a field or the focused element: outline, offset and shadow of a focus ring
   const boxes = [], overlays = [];
