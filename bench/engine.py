@@ -4,8 +4,10 @@
    so this measures the browser side), side by side in one run.
 2. Where a SCALE step's time goes (embedded model, 1 context): the model calls against everything else
    (act, observe, dedup, graph, store), as shares of the step time.
-3. SCALE with constrained decoding on and off (the model config's `grammar`), the same seed and steps, side by
-   side: median step time and, per role, calls, answers written under the grammar, repairs and fallbacks.
+3. SCALE with the model-call speedups on and off, the same seed and steps, side by side: constrained decoding (the
+   model config's `grammar`) and KV reuse of shared prompt prefixes (`prefix_cache`). Median step time, the ratio,
+   time by part (prefill and decode are parts of the model's time, which overlaps the browser's: the Predictor
+   decodes while the action runs) and, per role, calls, answers written under the grammar, repairs and fallbacks.
 
 Usage: bench/engine.py [STEPS] (default 40).
 """
@@ -30,6 +32,8 @@ from explorer.store import RunStore  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
 PARTS = ("act", "observe", "dedup", "graph", "store", "model")
+MODEL_PARTS = ("model", "prefill", "decode")
+ARMS = {"on": {"grammar": True, "prefix_cache": True}, "off": {"grammar": False, "prefix_cache": False}}
 
 
 def timings(run_dir: str) -> dict[str, float]:
@@ -55,30 +59,39 @@ async def main(steps: int) -> None:
                 base = base or rate
                 rows.append([contexts, r.steps, f"{r.seconds:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
             cfg = ExploreConfig(strategy="scale", max_steps=steps // 2, seed=0)
-            r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id="scale")
-            parts = timings(r.run_dir)
-            grammar_rows = []
-            for on in (True, False):
+            grammar_rows, arm_parts, medians, runs_of = [], {}, {}, {}
+            for arm, fields in ARMS.items():
                 run = await run_exploration(
-                    site, cfg, BrowserConfig(), ModelConfig(grammar=on), runs_dir=runs, run_id=f"grammar-{on}"
+                    site, cfg, BrowserConfig(), ModelConfig(**fields), runs_dir=runs, run_id=f"speedups-{arm}"
                 )
-                grammar_rows += decoding_rows("on" if on else "off", run.run_dir)
+                medians[arm], rows_of_arm = decoding_rows(arm, run.run_dir)
+                grammar_rows += rows_of_arm
+                arm_parts[arm] = (run.steps, timings(run.run_dir))
+                runs_of[arm] = run
     finally:
         servers.stop()
     print("1. random walk on shop: steps/s by browser contexts")
     print_table(["contexts", "steps", "seconds", "steps/s", "vs 1 context"], rows)
+    r, parts = runs_of["on"], arm_parts["on"][1]
     total = r.seconds
     print(f"\n2. SCALE on shop, {r.steps} steps in {total:.1f} s ({total / r.steps:.2f} s/step): time by part")
     share = [[p, f"{parts.get(p, 0.0):.1f}", f"{parts.get(p, 0.0) / total:.1%}"] for p in PARTS]
     outside = sum(parts.get(p, 0.0) for p in ("observe", "dedup", "graph", "store"))
     share.append(["observe+dedup+graph+store", f"{outside:.1f}", f"{outside / total:.1%}"])
     print_table(["part", "seconds", "share of run"], share)
-    print(f"\n3. SCALE on shop, {cfg.max_steps} steps, constrained decoding on and off (same seed)")
-    print_table(["grammar", "median s/step", "role", "calls", "constrained", "repairs", "fallbacks"], grammar_rows)
+    print(f"\n3. SCALE on shop, {cfg.max_steps} steps, constrained decoding + prefix reuse on and off (same seed)")
+    print_table(["speedups", "median s/step", "role", "calls", "constrained", "repairs", "fallbacks"], grammar_rows)
+    if medians.get("off"):
+        print(f"median step time on / off: {medians['on'] / medians['off']:.2f}x (the goal: <= 0.25x)")
+    by_part = [
+        [part, *(f"{arm_parts[arm][1].get(part, 0.0) / max(arm_parts[arm][0], 1):.2f}" for arm in ARMS)]
+        for part in PARTS + MODEL_PARTS[1:]
+    ]
+    print_table(["part (s/step)", *ARMS], by_part)
 
 
-def decoding_rows(label: str, run_dir: str) -> list[list]:
-    """One row per role of a run: its median step time and the role's answer counts."""
+def decoding_rows(label: str, run_dir: str) -> tuple[float, list[list]]:
+    """(the run's median step time, one row per role: that time and the role's answer counts)."""
     store = RunStore(run_dir)
     try:
         steps = store.steps()
@@ -86,9 +99,10 @@ def decoding_rows(label: str, run_dir: str) -> list[list]:
     finally:
         store.close()
     gaps = sorted(b.created - a.created for a, b in zip(steps, steps[1:], strict=False))
-    med = f"{gaps[len(gaps) // 2]:.2f}" if gaps else "-"
+    med = gaps[len(gaps) // 2] if gaps else 0.0
     keys = ("calls", "constrained", "repairs", "fallbacks")
-    return [[label, med, role, *(int(counts.get(k, 0)) for k in keys)] for role, counts in sorted(roles.items())]
+    rows = [[label, f"{med:.2f}", role, *(int(c.get(k, 0)) for k in keys)] for role, c in sorted(roles.items())]
+    return med, rows
 
 
 if __name__ == "__main__":

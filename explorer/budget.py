@@ -20,8 +20,8 @@ class Budget:
         self.hops = 0
         self.stopped: str | None = None  # set by stop(), e.g. on Ctrl-C
         self._tokens_at_start = self._model_tokens()
-        usage = model.usage_report().get("total", {}) if model is not None else {}
-        self.model_seconds_at_start = usage.get("seconds", 0.0)  # the model may be shared with other runs
+        # the model's totals now: it may be shared with other runs, so this run's share is the difference
+        self.model_at_start = model.usage_report().get("total", {}) if model is not None else {}
 
     def tokens(self) -> int:
         """Model tokens in and out since this budget started (the model may be shared with other runs)."""

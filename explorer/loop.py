@@ -12,8 +12,9 @@ import asyncio
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from explorer.browser import BrowserSession
 from explorer.budget import Budget
@@ -30,6 +31,9 @@ from explorer.roles import RoleStats, acted_name, predict_many, rule_verdict, se
 from explorer.rows import RecordKind
 from explorer.tracker import StateTracker, Step
 from explorer.transition import diff, outcome_reasoning
+
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 @dataclass
@@ -168,6 +172,16 @@ async def run_worker(engine: Engine, session: BrowserSession) -> None:
         engine.claims.pop(worker, None)
 
 
+async def beside(predicting: Awaitable[A], acting: Awaitable[B]) -> tuple[A, B]:
+    """Both results, the model's work (in its thread) and the browser's running at once; an error of either is
+    raised once both are done, so no model call is left running behind a failed action."""
+    results = await asyncio.gather(predicting, acting, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results[0], results[1]
+
+
 def _last(steps: list[Step], node: str, obs: Observation) -> tuple[str, Observation]:
     return (steps[-1].node_id, steps[-1].observation) if steps else (node, obs)
 
@@ -190,8 +204,10 @@ async def explore_node(engine: Engine, session: BrowserSession, node: str, obs: 
         tried_names = [e.name for e in obs.elements if e.key in here.tried]
         selection = await engine.call(select, engine.model, obs, ranked, tried_names, engine.rng, engine.stats)
         target = obs.element(selection.action.mark)
-        prediction = await engine.predict(obs, selection, target)
-        outcome, after = await tracker.perform(session, selection.action, obs)
+        # the Predictor reads only the page before the action, so it decodes while the browser acts
+        prediction, (outcome, after) = await beside(
+            engine.predict(obs, selection, target), tracker.perform(session, selection.action, obs)
+        )
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)
         engine.kinds[signature(target)] += 1
@@ -224,11 +240,17 @@ async def verify_node(engine: Engine, session: BrowserSession, node: str, obs: O
     all_right = True
     why = "verification: a random action"
     selections = [Selection(action=action_for(element, engine.rng), reasoning=why) for element in sample]
-    predictions = await engine.predict_many(obs, selections, list(sample))  # at the node, before any acts: a batch
-    for selection, prediction in zip(selections, predictions, strict=True):
-        if engine.budget.exhausted():
+    # the N predictions are made at the node before any of their actions, in one batch that decodes while the
+    # browser runs the first action
+    predicting = engine.predict_many(obs, selections, list(sample))
+    if engine.budget.exhausted():
+        predicting.close()
+        return node, obs
+    predictions, first = await beside(predicting, tracker.perform(session, selections[0].action, obs))
+    for i, (selection, prediction) in enumerate(zip(selections, predictions, strict=True)):
+        if i and engine.budget.exhausted():
             return node, obs
-        outcome, after = await tracker.perform(session, selection.action, obs)
+        outcome, after = first if i == 0 else await tracker.perform(session, selection.action, obs)
         transition = diff(obs, after, outcome)
         verdict = engine.judge(prediction, transition, selection.action)
         all_right &= verdict.correct

@@ -125,12 +125,18 @@ async def run_exploration(
     return summary
 
 
+MODEL_PARTS = {"model": "seconds", "prefill": "prefill_seconds", "decode": "decode_seconds"}  # part -> usage field
+
+
 def _accounting(base: RunMeta, tracker: StateTracker, budget: Budget, model, engine) -> dict[str, object]:
     """The run's totals so far: the parts before this one (`base`, the meta at start) plus this part's tokens,
     seconds, time by part and role counts. Written with every step, so a killed run keeps them."""
     timings = dict(tracker.timings)
-    if model is not None:
-        timings["model"] = model.usage_report().get("total", {}).get("seconds", 0.0) - budget.model_seconds_at_start
+    if model is not None:  # model time overlaps the browser's: the Predictor decodes while the action runs
+        total, start = model.usage_report().get("total", {}), budget.model_at_start
+        for part, field in MODEL_PARTS.items():
+            if part == "model" or total.get(field):  # a remote server's prefill and decode are not known here
+                timings[part] = total.get(field, 0.0) - start.get(field, 0.0)
     out: dict[str, object] = {
         "tokens": base.tokens + budget.tokens(),
         "seconds": base.seconds + budget.seconds(),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from explorer.candidates import usable_elements
 from explorer.models import Message
+from explorer.models.grammar import REASON_CHARS
 from explorer.roles import predictor_messages, selector_messages
 from explorer.roles.context import element_line
 from explorer.roles.predictor import PREFILL as PREDICTOR_PREFILL
@@ -49,6 +50,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _reason(text: str) -> str:
+    """A reason as the roles' grammar lets a model write it: one line of at most REASON_CHARS characters."""
+    return _one_line(text)[:REASON_CHARS].rstrip() or "-"
+
+
 def selector_example(sample: Sample) -> SFTExample | None:
     """O_i -> a_i + r_sel for a Selector pick (None for verification actions or a lost target)."""
     target = sample.target
@@ -67,7 +73,7 @@ def selector_example(sample: Sample) -> SFTExample | None:
         role="selector",
         messages=selector_messages(obs, shown, tried_names),
         prefill=PICK_PREFILL,
-        completion=f" {target.mark}\nREASON: {_one_line(reason)}",
+        completion=f" {target.mark}\nREASON: {_reason(reason)}",
         source=sample.id,
     )
 
@@ -80,7 +86,7 @@ def predictor_example(sample: Sample) -> SFTExample:
             sample.observation, sample.action, sample.target, sample.selector_reasoning, sample.hint
         ),
         prefill=PREDICTOR_PREFILL,
-        completion=f" {_one_line(sample.transition.description)}\nREASON: {_one_line(sample.outcome_reasoning)}",
+        completion=f" {_one_line(sample.transition.description)}\nREASON: {_reason(sample.outcome_reasoning)}",
         source=sample.id,
     )
 

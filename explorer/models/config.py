@@ -31,6 +31,7 @@ class ModelConfig(BaseModel):
     threads: int | None = Field(None, gt=0)  # CPU threads; None: the cores this process may use
     batch_size: int = Field(8, gt=0)  # most prompts in one forward pass; longer batches are split
     grammar: bool = True  # local: hold every role's answer to its grammar (constrained decoding; off: parse+repair)
+    prefix_cache: bool = True  # local, text-only models: reuse the KV cache of a prompt prefix shared with recent calls
     max_new_tokens: int = Field(128, gt=0)  # the default `max_tokens` of a call
     # openai
     vision: bool = False  # the served model takes images (the local backend detects this itself)

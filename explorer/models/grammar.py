@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from functools import cached_property
 
 _SPECIAL = set(r"\^$.|?*+()[]{}")
-REASON_TEXT = r" [^\n]{1,200}"  # a short free reason, after its `REASON:` label
+REASON_CHARS = 80  # a reason is one short clause: every character is decoded, and a step pays for it
+REASON_TEXT = rf" [^\n]{{1,{REASON_CHARS}}}"  # a short free reason, after its `REASON:` label
 REASON = r"\nREASON:" + REASON_TEXT  # the labelled reason every role's answer ends with
 
 

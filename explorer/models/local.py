@@ -25,6 +25,7 @@ from transformers import (
     AutoModelForImageTextToText,
     AutoProcessor,
     AutoTokenizer,
+    LogitsProcessor,
     StoppingCriteriaList,
     StopStringCriteria,
 )
@@ -36,6 +37,7 @@ from explorer.models.embedded import resolve_model_path
 from explorer.models.errors import ModelError
 from explorer.models.grammar import Grammars
 from explorer.models.peft_adapters import attach, check_folder, detach
+from explorer.models.prefix_cache import PrefixCache, layout
 from explorer.models.usage import UsageMeter
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,9 @@ log = logging.getLogger(__name__)
 
 class LocalModel:
     """A ChatModel backed by transformers. Calls are serialized (one forward pass at a time); batch for speed.
-    A call's `grammar` (a regex over the completion) is enforced token by token (explorer/models/grammar.py)."""
+    A call's `grammar` (a regex over the completion) is enforced token by token (explorer/models/grammar.py).
+    On text-only models, the KV cache of a prompt prefix shared with recent calls is reused (`prefixes`,
+    explorer/models/prefix_cache.py)."""
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
@@ -79,6 +83,9 @@ class LocalModel:
         self.hf_model.to(self.device).eval()
         self.grammars = Grammars(self.tokenizer, self.hf_model.get_output_embeddings().weight.shape[0])
         self.enforces_grammar = config.grammar  # off: a call's grammar is ignored (answers are parsed and repaired)
+        # vision-language models are left out: their prompts' image tokens stand for pixels a prefix does not see
+        reuse = config.prefix_cache and not self.is_vlm
+        self.prefixes = PrefixCache(self.hf_model.config) if reuse else None
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -103,6 +110,7 @@ class LocalModel:
         check_folder(folder)
         name = name or re.sub(r"[^A-Za-z0-9_-]", "_", folder.resolve().name)
         with self._lock:
+            self._forget_prefixes()
             replacing = name in self._adapters
             if replacing:
                 self.hf_model = detach(self.hf_model, name)
@@ -124,8 +132,13 @@ class LocalModel:
         with self._lock:
             if name not in self._adapters:
                 raise ModelError(f"no adapter named {name!r} is loaded (loaded: {sorted(self._adapters) or 'none'})")
+            self._forget_prefixes()
             self.hf_model = detach(self.hf_model, name)
             self._forget(name)
+
+    def _forget_prefixes(self) -> None:
+        if self.prefixes is not None:
+            self.prefixes.clear()
 
     def _forget(self, name: str) -> None:
         del self._adapters[name]
@@ -206,12 +219,18 @@ class LocalModel:
             chunk = order[start : start + size]
             t0 = time.perf_counter()
             with self._lock, self._adapter_context(adapter, use_adapter):
-                rows = self._run(
-                    [prompts[i] for i in chunk], [images[i] for i in chunk], max_tokens, temperature, stop, grammar
+                rows, clock = self._run(
+                    [prompts[i] for i in chunk],
+                    [images[i] for i in chunk],
+                    max_tokens,
+                    temperature,
+                    stop,
+                    grammar,
+                    self._weights_key(adapter, use_adapter),
                 )
             seconds = time.perf_counter() - t0
             usages = [Usage(p, c, seconds) for _, p, c, _ in rows]
-            self._meter.record(role, usages, seconds)
+            self._meter.record(role, usages, seconds, **clock.split(t0))
             for i, (text, _, _, finish), usage in zip(chunk, rows, usages, strict=True):
                 results[i] = Generation(text, usage, finish)
         return results  # type: ignore[return-value]
@@ -245,22 +264,45 @@ class LocalModel:
             for ids, length in zip(rows["input_ids"].tolist(), rows["attention_mask"].sum(1).tolist(), strict=True)
         ]
         distinct = len(set(first)) == len(first) and all(n > n_prompt for n in rows["attention_mask"].sum(1).tolist())
-        inputs = (self._encode([prompt], [images]) if distinct else rows).to(self.device)
+        inputs = self._encode([prompt], [images]) if distinct else rows
         # only the logits that score option tokens: many long options would otherwise hold rows x length x vocab
         keep = 1 if distinct else max(rows["attention_mask"].sum(1).tolist()) - n_prompt + 1
         with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
-            logits = self.hf_model(**inputs, logits_to_keep=keep).logits.float()
+            clock = _Clock()
+            inputs, logits = self._forward(inputs, keep, n_prompt - 1, self._weights_key(None, use_adapter), clock)
         if distinct:
             scores = torch.log_softmax(logits[0, -1], dim=-1)[first].tolist()
         else:
             ids, lengths = inputs["input_ids"], inputs["attention_mask"].sum(dim=1).tolist()
             scored = ids[:, ids.shape[1] - keep + 1 :, None]  # the tokens the kept logits predict
             logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, scored)[..., 0]
-            # left padding: each row's option tokens are its last (length - n_prompt) tokens
+            # each row's option tokens are its last (length - n_prompt) tokens (left padding, or padding after a
+            # shared prefix)
             scores = [logprobs[row, -(n - n_prompt) :].sum().item() for row, n in enumerate(lengths)]
         seconds = time.perf_counter() - t0
-        self._meter.record(role, [Usage(int(inputs["attention_mask"].sum()), 0, seconds)], seconds)
+        tokens = int(inputs["attention_mask"].sum())
+        self._meter.record(role, [Usage(tokens, 0, seconds)], seconds, **clock.split(t0))
         return scores
+
+    def _forward(self, inputs, keep: int, limit: int, key: object, clock: _Clock):
+        """(the inputs as laid out, the last `keep` positions' logits) of one forward pass over a batch; a prefix
+        the rows share with a recent call (at most `limit` tokens) is read from the prefix cache."""
+        if self.prefixes is None or "pixel_values" in inputs:
+            out = self.hf_model(**inputs.to(self.device), logits_to_keep=keep).logits.float()
+            clock.prefilled()
+            return inputs, out
+        common, cache, ids, mask = self._with_prefix(inputs, key, clock, limit)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.hf_model(
+            input_ids=ids[:, common:],
+            attention_mask=mask,
+            position_ids=positions[:, common:],
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=keep,
+        ).logits.float()
+        clock.prefilled()
+        return {"input_ids": ids, "attention_mask": mask}, out
 
     def usage_report(self) -> dict[str, dict[str, float]]:
         """Per role and in total: calls, requests, tokens in and out, seconds, mean latency."""
@@ -286,13 +328,21 @@ class LocalModel:
         max_tokens: int | None,
         temperature: float,
         stop: Sequence[str] | None,
-        grammar: str | None = None,
-    ) -> list[tuple[str, int, int, str]]:
-        """(text, prompt tokens, completion tokens, finish reason) per prompt, for one padded batch."""
-        inputs = self._encode(prompts, images).to(self.device)
+        grammar: str | None,
+        key: object,
+    ) -> tuple[list[tuple[str, int, int, str]], _Clock]:
+        """(text, prompt tokens, completion tokens, finish reason) per prompt, for one batch, and its clock."""
+        clock = _Clock()
+        inputs = self._encode(prompts, images)
         sampling = {"temperature": temperature, "top_p": 1.0, "top_k": 0} if temperature > 0 else {}
+        processors: list = [clock]
         if grammar is not None and self.enforces_grammar:
-            sampling["logits_processor"] = [self.grammars.processor(grammar, len(prompts))]
+            processors.insert(0, self.grammars.processor(grammar, len(prompts)))
+        if self.prefixes is not None and "pixel_values" not in inputs:
+            _, cache, ids, mask = self._with_prefix(inputs, key, clock)
+            inputs = {"input_ids": ids, "attention_mask": mask, "cache": cache}
+        else:
+            inputs = inputs.to(self.device)
         with torch.inference_mode():
             out = self.hf_model.generate(
                 **inputs,
@@ -300,12 +350,29 @@ class LocalModel:
                 do_sample=temperature > 0,
                 pad_token_id=self.tokenizer.pad_token_id,
                 stopping_criteria=self._stop_criteria(stop),
+                logits_processor=processors,
                 **sampling,
             )
         new = out[:, inputs["input_ids"].shape[1] :].tolist()
         prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
         limit = max_tokens or self.config.max_new_tokens
-        return [self._finish(row, n, limit, stop) for row, n in zip(new, prompt_tokens, strict=True)]
+        return [self._finish(row, n, limit, stop) for row, n in zip(new, prompt_tokens, strict=True)], clock
+
+    def _with_prefix(self, inputs, key: object, clock: _Clock, limit: int | None = None):
+        """(n, cache, input_ids, attention_mask): the padded batch re-laid out around the n tokens its rows share,
+        whose keys and values `cache` holds (from the prefix cache, or computed now and kept)."""
+        lengths = inputs["attention_mask"].sum(1).tolist()
+        rows = [ids[len(ids) - n :] for ids, n in zip(inputs["input_ids"].tolist(), lengths, strict=True)]
+        before = self.prefixes.reused
+        common, cache = self.prefixes.prefill(self.hf_model, key, rows, limit)
+        clock.cached += self.prefixes.reused - before
+        ids, mask = layout(rows, common, self.tokenizer.pad_token_id)
+        return common, cache, ids.to(self.device), mask.to(self.device)
+
+    def _weights_key(self, adapter: str | None, use_adapter: bool) -> str | None:
+        """Which weights a call runs with (its prefix cache entries are theirs): an adapter's name, or None."""
+        name = adapter or self.adapter_id
+        return name if self._adapters and use_adapter and name is not None else None
 
     def _encode(self, prompts: list[str], images: list[Sequence[bytes] | None]):
         if not self.is_vlm:
@@ -334,6 +401,31 @@ class LocalModel:
         if key not in self._stops:  # building one scans the vocabulary (~0.1 s): keep it
             self._stops[key] = StoppingCriteriaList([StopStringCriteria(self.tokenizer, list(key))])
         return self._stops[key]
+
+
+class _Clock(LogitsProcessor):
+    """Times one call's parts: called with the logits of each new token, so its first call ends the prefill (the
+    prompt's forward pass) and its last ends the decode. Changes no logits. `cached`: prompt tokens reused."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+        self.cached = 0
+
+    def __call__(self, input_ids, scores):
+        self.prefilled()
+        return scores
+
+    def prefilled(self) -> None:
+        """Mark the end of a forward pass."""
+        self.last = time.perf_counter()
+        self.first = self.first or self.last
+
+    def split(self, t0: float) -> dict[str, float]:
+        """The `UsageMeter.record` keywords of a call that started at `t0`: prefill and decode seconds."""
+        end = time.perf_counter()
+        first = self.first or end
+        return {"prefill": first - t0, "decode": end - first, "cached_tokens": self.cached}
 
 
 def _ids(ids: int | list[int] | None) -> set[int]:
