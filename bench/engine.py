@@ -5,7 +5,8 @@
 2. Where a SCALE step's time goes (embedded model, 1 context): the model calls against everything else
    (act, observe, dedup, graph, store), as shares of the step time.
 3. SCALE with the model-call speedups on and off, the same seed and steps, side by side: constrained decoding (the
-   model config's `grammar`) and KV reuse of shared prompt prefixes (`prefix_cache`). Median step time, the ratio,
+   model config's `grammar`), KV reuse of shared prompt prefixes (`prefix_cache`) and prompt lookup decoding
+   (`draft_tokens`). Median step time, the ratio,
    time by part (prefill and decode are parts of the model's time, which overlaps the browser's: the Predictor
    decodes while the action runs) and, per role, calls, answers written under the grammar, repairs and fallbacks.
 
@@ -33,7 +34,10 @@ from sites import serve_sites  # noqa: E402
 
 PARTS = ("act", "observe", "dedup", "graph", "store", "model")
 MODEL_PARTS = ("model", "prefill", "decode")
-ARMS = {"on": {"grammar": True, "prefix_cache": True}, "off": {"grammar": False, "prefix_cache": False}}
+ARMS = {  # the model-call speedups: all on (the default config), all off (plain `generate`, parse and repair)
+    "on": {"grammar": True, "prefix_cache": True, "draft_tokens": 8},
+    "off": {"grammar": False, "prefix_cache": False, "draft_tokens": 0},
+}
 
 
 def timings(run_dir: str) -> dict[str, float]:
@@ -79,7 +83,7 @@ async def main(steps: int) -> None:
     outside = sum(parts.get(p, 0.0) for p in ("observe", "dedup", "graph", "store"))
     share.append(["observe+dedup+graph+store", f"{outside:.1f}", f"{outside / total:.1%}"])
     print_table(["part", "seconds", "share of run"], share)
-    print(f"\n3. SCALE on shop, {cfg.max_steps} steps, constrained decoding + prefix reuse on and off (same seed)")
+    print(f"\n3. SCALE on shop, {cfg.max_steps} steps, model-call speedups on and off (same seed)")
     print_table(["speedups", "median s/step", "role", "calls", "constrained", "repairs", "fallbacks"], grammar_rows)
     if medians.get("off"):
         print(f"median step time on / off: {medians['on'] / medians['off']:.2f}x (the goal: <= 0.25x)")

@@ -1,9 +1,13 @@
 """The embedded model on this machine: load time, and greedy decoding single vs batched, float32 vs bfloat16.
 
-Eight role-sized prompts (~300 tokens: a page's element list and a question), 32 new tokens each, answered one
-at a time and in batches of 4 and 8 through the public `generate`/`generate_batch`. The modes are interleaved
-over the repeats, so drift in machine load hits them alike. Also times the GGUF conversion (a first run) against
-a load from the cache.
+1. Eight role-sized prompts (~300 tokens: a page's element list and a question), 32 new tokens each, answered one
+   at a time and in batches of 4 and 8 through the public `generate`/`generate_batch`, with the model-call
+   speedups off. The modes are interleaved over the repeats, so drift in machine load hits them alike. Also times
+   the GGUF conversion (a first run) against a load from the cache.
+2. One observation's questions, as SCALE asks them (the N verification predictions at a node share the page and
+   differ in the action): naive `generate` one at a time (no prefix reuse, no drafts) against the default config,
+   one at a time (prefix reuse, prompt lookup drafts) and in one batch (prefix reuse), in the default dtype.
+   Output tokens per second and the ratio to naive, side by side in one run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ PROMPTS = 8
 REPEATS = 2
 MODES = {"single": 1, "batch 4": 4, "batch 8": 8}
 DTYPES = ("float32", "bfloat16")
+NAIVE = {"prefix_cache": False, "draft_tokens": 0}  # plain `generate`: every prompt read in full, a token a pass
 
 
 def page_prompt(i: int) -> list[dict[str, str]]:
@@ -36,6 +41,16 @@ def page_prompt(i: int) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": "You predict what a web page does. Be brief."},
         {"role": "user", "content": f"Page: Shop - page {i + 1}\n" + "\n".join(lines) + "\n" + question},
+    ]
+
+
+def observation_prompts(n: int) -> list[list[dict[str, str]]]:
+    """n questions about one page: the page (system prompt and element list) is shared, the action differs."""
+    page = page_prompt(0)
+    lines = page[1]["content"].splitlines()[:-1]
+    return [
+        [page[0], {"role": "user", "content": "\n".join(lines) + f"\nWhat happens when element [{k}] is clicked?"}]
+        for k in range(n)
     ]
 
 
@@ -74,7 +89,7 @@ def bench() -> None:
     prompts = [page_prompt(i) for i in range(PROMPTS)]
     rows, base = [], None
     for dtype in DTYPES:
-        model = LocalModel(ModelConfig(dtype=dtype, batch_size=max(MODES.values())))
+        model = LocalModel(ModelConfig(dtype=dtype, batch_size=max(MODES.values()), **NAIVE))
         prompt_tokens = median([model.generate(p, max_tokens=1).usage.prompt_tokens for p in prompts])  # + warm-up
         runs: dict[str, list[tuple[float, int, list[float]]]] = {m: [] for m in MODES}
         for _ in range(REPEATS):
@@ -89,6 +104,31 @@ def bench() -> None:
             )
     print(f"\ngreedy decoding, {NEW_TOKENS} new tokens per prompt (latency: seconds per request; tok/s: output)")
     print_table(["dtype", "mode", "prompt tok", "latency p50", "latency p90", "tok/s", "vs fp32 single"], rows)
+    one_observation()
+
+
+def one_observation() -> None:
+    """Section 2: one page's N questions, naive against the speedups (default dtype), tokens/s side by side."""
+    prompts = observation_prompts(PROMPTS)
+    arms = {
+        "naive, one at a time": (LocalModel(ModelConfig(**NAIVE)), 1),
+        "prefix reuse + drafts, one at a time": (LocalModel(ModelConfig()), 1),
+        f"prefix reuse, batch of {PROMPTS}": (LocalModel(ModelConfig(batch_size=PROMPTS)), PROMPTS),
+    }
+    for model, _ in arms.values():
+        model.generate(prompts[0], max_tokens=1)  # warm-up
+    runs: dict[str, list[tuple[float, int, list[float]]]] = {arm: [] for arm in arms}
+    for _ in range(REPEATS):
+        for arm, (model, size) in arms.items():
+            runs[arm].append(run_mode(model, prompts, size))
+    rows, base = [], None
+    for arm, results in runs.items():
+        tok_s = median([tokens / wall for wall, tokens, _ in results])
+        base = base or tok_s
+        rows.append([arm, median([wall for wall, _, _ in results]), tok_s, f"{tok_s / base:.2f}x"])
+    dtype = arms["naive, one at a time"][0].hf_model.dtype
+    print(f"\none observation: {PROMPTS} questions sharing a page, {NEW_TOKENS} new tokens each, {dtype}")
+    print_table(["calls", "seconds", "tok/s", "vs naive"], rows)
 
 
 if __name__ == "__main__":

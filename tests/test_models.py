@@ -191,6 +191,51 @@ def test_a_grammar_holds_every_completion_to_the_roles_format(model):
     assert parse_prediction("OUTCOME:" + outcome.text) is not None
 
 
+def test_prefix_reuse_and_drafts_change_no_answer_and_are_accounted(model):
+    """The speedups (KV reuse of shared prompt prefixes, prompt lookup drafts checked in one pass) against plain
+    `generate`, in float32: the same greedy answers, free and under a grammar, alone and in a batch, and the same
+    option scores; the reused tokens and the prefill/decode split are in the usage report."""
+    from explorer.roles.predictor import OUTCOME_GRAMMAR
+
+    plain = LocalModel(ModelConfig(dtype="float32", prefix_cache=False, draft_tokens=0))
+    page = {"role": "system", "content": "You explore a shop. The page shows: Tents & Shelter, Timber Cooler, Cart."}
+    asks = [[page, {"role": "user", "content": q}] for q in ("What does Timber Cooler open?", "Name a product.")]
+    prefilled = [[*a, {"role": "assistant", "content": "OUTCOME:"}] for a in asks]
+    for m in (model, plain):
+        m.answers = [m.generate(a, max_tokens=24, role="speed").text for a in asks]
+        m.answers += [m.generate(a, max_tokens=40, grammar=OUTCOME_GRAMMAR, role="speed").text for a in prefilled]
+        m.answers += [g.text for g in m.generate_batch(prefilled, max_tokens=24, grammar=OUTCOME_GRAMMAR)]
+        m.scores = m.option_scores(prefilled[0], [' Navigates to "', " Appears:", " Changes:"], role="speed")
+    assert model.answers == plain.answers
+    assert model.scores == pytest.approx(plain.scores, abs=1e-3)
+    row, bare = model.usage_report()["speed"], plain.usage_report()["speed"]
+    assert row["cached_tokens"] > 0 and bare["cached_tokens"] == 0  # the shared system prompt was read once
+    assert row["prompt_tokens"] == bare["prompt_tokens"]  # reused tokens still count as the prompt's
+    assert 0 < row["prefill_seconds"] and 0 < row["decode_seconds"]
+    assert row["prefill_seconds"] + row["decode_seconds"] <= row["seconds"] + 1e-6
+
+
+def test_the_grammar_follows_drafts_that_are_rolled_back(model):
+    """Assisted decoding shows the grammar processor draft tokens it later drops: the processor's state follows the
+    tokens it is shown, so a rejected draft leaves no trace, and a position after a token the grammar forbids is
+    left unmasked (nothing after it is kept)."""
+    ids = model.tokenizer(" 17\nREASON: fine", add_special_tokens=False)["input_ids"]
+    bad = model.tokenizer("Z", add_special_tokens=False)["input_ids"]
+    processor = model.grammars.processor(r" (4|17)\nREASON: [^\n]{1,20}", prompt_length=2)
+    prompt = [1, 2]
+    width = model.hf_model.get_output_embeddings().weight.shape[0]
+
+    def allowed(completion: list[int]) -> torch.Tensor:
+        scores = processor(torch.tensor([prompt + completion]), torch.zeros(1, width))
+        return torch.isfinite(scores[0])
+
+    first = allowed([])
+    assert first[ids[0]] and not first[bad[0]]
+    assert not allowed(ids[:2])[bad[0]]  # two tokens in: masked by the grammar
+    assert allowed(ids[:1] + bad).all()  # a forbidden draft: left unmasked
+    assert torch.equal(allowed([]), first)  # rolled back to the start: the same mask as at first
+
+
 def test_openai_choice_is_the_option_the_answer_starts_with():
     from explorer.models.openai_backend import choice_of
 
@@ -204,8 +249,10 @@ def test_lora_adapter_changes_output_and_can_be_disabled(model, adapter_dir):
     base = model.generate(PROMPT, max_tokens=TOKENS)
     q_proj = model.hf_model.get_submodule("model.layers.0.self_attn.q_proj")
     weight = q_proj.weight.detach().clone()
+    assert len(model.prefixes) > 0
     name = model.load_adapter(adapter_dir)
     try:
+        assert len(model.prefixes) == 0  # the cached prefixes were the base weights' keys and values
         assert name == "round-1" and model.adapter_id == name and model.adapters == {name: str(adapter_dir)}
         adapted = model.generate(PROMPT, max_tokens=TOKENS, role="predictor")
         assert adapted.text != base.text

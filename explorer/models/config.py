@@ -32,6 +32,10 @@ class ModelConfig(BaseModel):
     batch_size: int = Field(8, gt=0)  # most prompts in one forward pass; longer batches are split
     grammar: bool = True  # local: hold every role's answer to its grammar (constrained decoding; off: parse+repair)
     prefix_cache: bool = True  # local, text-only models: reuse the KV cache of a prompt prefix shared with recent calls
+    # local, one prompt at a time: prompt lookup decoding checks up to this many draft tokens, copied from where the
+    # last tokens occurred earlier in the prompt or answer, in one forward pass (answers name what the prompt shows);
+    # 0: off. Greedy answers stay the same: a draft token is kept only where the model would have written it.
+    draft_tokens: int = Field(8, ge=0)
     max_new_tokens: int = Field(128, gt=0)  # the default `max_tokens` of a call
     # openai
     vision: bool = False  # the served model takes images (the local backend detects this itself)

@@ -16,6 +16,11 @@ import threading
 from collections.abc import Sequence
 from functools import cached_property
 
+import torch
+from transformers import LogitsProcessor
+
+from explorer.models.prefix_cache import shared_length
+
 _SPECIAL = set(r"\^$.|?*+()[]{}")
 REASON_CHARS = 80  # a reason is one short clause: every character is decoded, and a step pays for it
 REASON_TEXT = rf" [^\n]{{1,{REASON_CHARS}}}"  # a short free reason, after its `REASON:` label
@@ -48,10 +53,52 @@ class Grammars:
         info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
         return xgr.GrammarCompiler(info)
 
-    def processor(self, pattern: str, rows: int = 1):
-        """A fresh logits processor that holds `rows` completions to `pattern`."""
-        import xgrammar as xgr
-
+    def processor(self, pattern: str, prompt_length: int):
+        """A fresh logits processor that holds the completions after `prompt_length` tokens to `pattern`."""
         with self._lock:
             compiled = self._compiler.compile_regex(pattern)
-        return xgr.contrib.hf.LogitsProcessor([compiled] * rows)
+        return GrammarProcessor(compiled, prompt_length)
+
+
+class GrammarProcessor(LogitsProcessor):
+    """Masks each row's next-token logits to what keeps its completion (the tokens after `prompt_length`) inside a
+    compiled grammar. Unlike xgrammar's own transformers processor, which accepts one new token per call, it reads
+    each row's state from the tokens it is shown and rolls its matcher back where they differ from what it accepted:
+    assisted decoding (draft tokens checked in one forward pass, `prompt_lookup_num_tokens`) shows it each draft
+    position in turn, then drops the drafts the model disagreed with. A position after a draft token the grammar
+    forbids is left unmasked: the model's own pick differs there, so nothing after it is kept."""
+
+    def __init__(self, compiled, prompt_length: int) -> None:
+        self.compiled = compiled
+        self.prompt_length = prompt_length
+        self.matchers: list = []
+        self.accepted: list[list[int]] = []
+        self.bitmask = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        import xgrammar as xgr
+
+        if not self.matchers:
+            rows = input_ids.shape[0]
+            self.matchers = [xgr.GrammarMatcher(self.compiled) for _ in range(rows)]
+            self.accepted = [[] for _ in range(rows)]
+            self.bitmask = xgr.allocate_token_bitmask(rows, self.compiled.tokenizer_info.vocab_size)
+        masked = [row for row, ids in enumerate(input_ids[:, self.prompt_length :].tolist()) if self._sync(row, ids)]
+        for row in masked:
+            self.matchers[row].fill_next_token_bitmask(self.bitmask, row)
+        if masked:
+            xgr.apply_token_bitmask_inplace(scores, self.bitmask.to(scores.device), indices=masked)
+        return scores
+
+    def _sync(self, row: int, ids: list[int]) -> bool:
+        """Bring row's matcher to the state after `ids`; False where it has ended or `ids` leave the grammar."""
+        matcher, accepted = self.matchers[row], self.accepted[row]
+        same = shared_length(accepted, ids)
+        if same < len(accepted):
+            matcher.rollback(len(accepted) - same)
+            del accepted[same:]
+        for token in ids[same:]:
+            if matcher.is_terminated() or not matcher.accept_token(token):
+                return False
+            accepted.append(token)
+        return not matcher.is_terminated()

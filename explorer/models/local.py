@@ -230,7 +230,7 @@ class LocalModel:
                 )
             seconds = time.perf_counter() - t0
             usages = [Usage(p, c, seconds) for _, p, c, _ in rows]
-            self._meter.record(role, usages, seconds, **clock.split(t0))
+            self._meter.record(role, usages, seconds, **clock.split(t0, seconds))
             for i, (text, _, _, finish), usage in zip(chunk, rows, usages, strict=True):
                 results[i] = Generation(text, usage, finish)
         return results  # type: ignore[return-value]
@@ -281,7 +281,7 @@ class LocalModel:
             scores = [logprobs[row, -(n - n_prompt) :].sum().item() for row, n in enumerate(lengths)]
         seconds = time.perf_counter() - t0
         tokens = int(inputs["attention_mask"].sum())
-        self._meter.record(role, [Usage(tokens, 0, seconds)], seconds, **clock.split(t0))
+        self._meter.record(role, [Usage(tokens, 0, seconds)], seconds, **clock.split(t0, seconds))
         return scores
 
     def _forward(self, inputs, keep: int, limit: int, key: object, clock: _Clock):
@@ -335,14 +335,19 @@ class LocalModel:
         clock = _Clock()
         inputs = self._encode(prompts, images)
         sampling = {"temperature": temperature, "top_p": 1.0, "top_k": 0} if temperature > 0 else {}
-        processors: list = [clock]
-        if grammar is not None and self.enforces_grammar:
-            processors.insert(0, self.grammars.processor(grammar, len(prompts)))
+        drafting = len(prompts) == 1 and temperature == 0 and self.config.draft_tokens and "pixel_values" not in inputs
+        if drafting:
+            sampling["prompt_lookup_num_tokens"] = self.config.draft_tokens
         if self.prefixes is not None and "pixel_values" not in inputs:
-            _, cache, ids, mask = self._with_prefix(inputs, key, clock)
-            inputs = {"input_ids": ids, "attention_mask": mask, "cache": cache}
+            common, cache, ids, mask = self._with_prefix(inputs, key, clock)
+            # assisted decoding reads its whole input on its first pass, cached or not: give it the uncached tokens
+            # only (with the whole mask, which transformers reads as "the cache holds the rest")
+            inputs = {"input_ids": ids[:, common:] if drafting else ids, "attention_mask": mask, "cache": cache}
         else:
             inputs = inputs.to(self.device)
+        processors: list = [clock]
+        if grammar is not None and self.enforces_grammar:
+            processors.insert(0, self.grammars.processor(grammar, inputs["input_ids"].shape[1]))
         with torch.inference_mode():
             out = self.hf_model.generate(
                 **inputs,
@@ -421,10 +426,11 @@ class _Clock(LogitsProcessor):
         self.last = time.perf_counter()
         self.first = self.first or self.last
 
-    def split(self, t0: float) -> dict[str, float]:
-        """The `UsageMeter.record` keywords of a call that started at `t0`: prefill and decode seconds."""
-        end = time.perf_counter()
-        first = self.first or end
+    def split(self, t0: float, seconds: float) -> dict[str, float]:
+        """The `UsageMeter.record` keywords of a call that started at `t0` and took `seconds`: prefill and decode
+        seconds (which add up to `seconds`)."""
+        end = t0 + seconds
+        first = min(self.first or end, end)
         return {"prefill": first - t0, "decode": end - first, "cached_tokens": self.cached}
 
 

@@ -52,6 +52,10 @@ class PrefixCache:
         self.reused = 0  # prompt tokens not prefilled: read from the cache, or computed once for a whole batch
         self.prefilled = 0  # prompt tokens the model read
 
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._store)
+
     def clear(self) -> None:
         """Forget every entry (the weights changed: an adapter was loaded or removed)."""
         with self._lock:
@@ -105,7 +109,8 @@ class PrefixCache:
         if n < common:
             cache = self.view(entry, n, 1)
             with torch.inference_mode():
-                model(input_ids=torch.tensor([head[n:]], device=model.device), cache=cache, use_cache=True)
+                ids = torch.tensor([head[n:]], device=model.device)
+                model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)  # only the cache is wanted
             self.put(key, head, cache)
             _, entry = self.longest(key, head)
         read = (common - n) + sum(len(r) - common for r in rows)  # what the model reads of these prompts
