@@ -1,7 +1,8 @@
 """Engine throughput and overhead on the bundled shop.
 
 1. Steps per second with 1, 2 and 4 browser contexts sharing one graph and store (random walk: no model,
-   so this measures the browser side), side by side in one run.
+   so this measures the browser side), side by side in one run; section 4 does the same for SCALE (1 and 4
+   contexts, the embedded model shared through the batcher).
 2. Where a SCALE step's time goes (embedded model, 1 context): the model calls against everything else
    (act, observe, dedup, graph, store), as shares of the step time.
 3. SCALE with the model-call speedups on and off, the same seed and steps, side by side: constrained decoding (the
@@ -53,15 +54,9 @@ async def main(steps: int) -> None:
     servers = serve_sites(port=0, slow_seconds=3)
     url = servers.urls["shop"]
     site = SiteConfig(name="shop", start_url=url, reset_url=url + "__reset", timeouts={"navigation_ms": 5000})
-    rows, base = [], None
     try:
         with tempfile.TemporaryDirectory() as runs:
-            for contexts in (1, 2, 4):
-                cfg = ExploreConfig(strategy="random", max_steps=steps, contexts=contexts, seed=0)
-                r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id=f"random-{contexts}")
-                rate = r.steps / r.seconds
-                base = base or rate
-                rows.append([contexts, r.steps, f"{r.seconds:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
+            rows = await by_contexts(site, "random", steps, runs, (1, 2, 4))
             cfg = ExploreConfig(strategy="scale", max_steps=steps // 2, seed=0)
             grammar_rows, arm_parts, medians, runs_of = [], {}, {}, {}
             for arm, fields in ARMS.items():
@@ -72,6 +67,7 @@ async def main(steps: int) -> None:
                 grammar_rows += rows_of_arm
                 arm_parts[arm] = (run.steps, timings(run.run_dir))
                 runs_of[arm] = run
+            scale_rows = await by_contexts(site, "scale", steps // 2, runs, (1, 4))
     finally:
         servers.stop()
     print("1. random walk on shop: steps/s by browser contexts")
@@ -92,6 +88,20 @@ async def main(steps: int) -> None:
         for part in PARTS + MODEL_PARTS[1:]
     ]
     print_table(["part (s/step)", *ARMS], by_part)
+    print("\n4. SCALE on shop: steps/s by browser contexts (the goal: 4 contexts >= 1.8x one)")
+    print_table(["contexts", "steps", "seconds", "steps/s", "vs 1 context"], scale_rows)
+
+
+async def by_contexts(site: SiteConfig, strategy: str, steps: int, runs: str, counts: tuple[int, ...]) -> list[list]:
+    """One row per context count: steps, seconds, steps/s and the ratio to the first count's steps/s."""
+    rows, base = [], None
+    for contexts in counts:
+        cfg = ExploreConfig(strategy=strategy, max_steps=steps, contexts=contexts, seed=0)
+        r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id=f"{strategy}-{contexts}")
+        rate = r.steps / r.seconds
+        base = base or rate
+        rows.append([contexts, r.steps, f"{r.seconds:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
+    return rows
 
 
 def decoding_rows(label: str, run_dir: str) -> tuple[float, list[list]]:

@@ -137,13 +137,19 @@ class Engine:
 
     def pick_node(self, worker: int, current: str) -> str | None:
         """Where `worker` explores next: here if it is still frontier, else the nearest frontier node that no
-        other worker explores now; exhausted nodes are never picked again."""
+        other worker explores now; when every frontier node is taken, one shared with another worker (here if
+        here is still frontier), so no context idles and the run ends only when the frontier is empty.
+        Exhausted nodes are never picked again."""
         graph = self.tracker.graph
         taken = {node for w, node in self.claims.items() if w != worker} | self.exhausted
         here = graph.node(current)
-        if here.status != "full" and here.unreachable is None and current not in taken:
+        open_here = here.status != "full" and here.unreachable is None and current not in self.exhausted
+        if open_here and current not in taken:
             return current
         found = graph.nearest_frontier(current, exclude=taken)
+        if found is None and open_here:
+            return current
+        found = found or graph.nearest_frontier(current, exclude=self.exhausted)
         return found[0].id if found else None
 
 

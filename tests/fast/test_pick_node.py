@@ -31,8 +31,9 @@ def engine(fixture_run):
         ("n4", {}, set(), "n0"),  # full: the nearest frontier node, one action away
         ("n0", {2: "n0", 3: "n1"}, set(), "n5"),  # taken: walk one action rather than reload a page
         ("n0", {3: "n1"}, {"n0"}, "n5"),  # exhausted nodes are never picked again
-        ("n0", OTHERS, set(), None),  # nothing free is left
-        ("n4", OTHERS, {"n4"}, None),
+        ("n0", OTHERS, set(), "n0"),  # every frontier node is taken: share this one rather than idle
+        ("n4", OTHERS, {"n4"}, "n0"),  # ... or the nearest one
+        ("n4", OTHERS, {"n0", "n1", "n2", "n3", "n4", "n5"}, None),  # nothing left at all: the frontier is empty
     ],
 )
 def test_pick_node(engine, current, claims, exhausted, picked):
