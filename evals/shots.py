@@ -25,6 +25,7 @@ import numpy as np
 from explorer.errors import ConfigError
 from explorer.records import Observation
 from explorer.roles.actor import MAX_SHOWN, actor_question
+from explorer.roles.shortlist import shortlist
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> one row per text (normalized here)
 BUILD = "scalehop dataset build RUN_DIR... --out {folder}"
@@ -92,13 +93,14 @@ def demo_prompt(
     texts: Sequence[str] = (),
 ) -> str:
     """The Actor's question for a dataset page, written by the live Actor's own `actor_question`: the task, the
-    page's title, path and headings, its text blocks, the earlier steps and the first MAX_SHOWN element lines of
-    `observation_text` (the line of `mark`, the acted-on element, too)."""
+    page's title, path and headings, its text blocks, the earlier steps and the MAX_SHOWN element lines of
+    `observation_text` closest to the instruction (`explorer.roles.shortlist`; the line of `mark`, the acted-on
+    element, among them)."""
     lines = observation_text.splitlines()
     head = [line for line in lines if not _ELEMENT.match(line)]
     elements = [line for line in lines if _ELEMENT.match(line)]
-    shown = elements[:MAX_SHOWN]
-    shown += [line for line in elements[MAX_SHOWN:] if mark is not None and line.startswith(f"[{mark}]")]
+    keep = next((i for i, line in enumerate(elements) if mark is not None and line.startswith(f"[{mark}]")), None)
+    shown = [elements[i] for i in shortlist(instruction, elements, MAX_SHOWN, keep=keep)]
     return actor_question(instruction, _page(head), texts, history, shown)[1]["content"]
 
 

@@ -67,7 +67,10 @@ class Engine:
             self.exhausted |= exhausted_nodes(self.tracker.store, self.tracker.graph, self.site, steps)
 
     async def call(self, fn, *args):
-        """Run a model-calling role function off the event loop, one model call at a time."""
+        """Run a model-calling role function off the event loop: one at a time, unless the model merges concurrent
+        calls into batches itself (`BatchedModel`, for several browser contexts)."""
+        if getattr(self.model, "merges_calls", False):
+            return await asyncio.to_thread(fn, *args)
 
         def locked():
             with self._model_lock:

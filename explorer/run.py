@@ -83,6 +83,10 @@ async def run_exploration(
         from explorer.models import Embedder, load_model
 
         model = load_model(model_config or ModelConfig())
+        if cfg.contexts > 1 and hasattr(model, "generate_rows"):  # local: the contexts' calls share batches
+            from explorer.models.batcher import BatchedModel
+
+            model = BatchedModel(model)
         similarity = Embedder().similarity
     budget = Budget(cfg, tracker, model)
     engine, empty = None, False
@@ -122,6 +126,8 @@ async def run_exploration(
                 store.set_meta(key, value)
             summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
             store.close()
+        if hasattr(model, "batcher"):  # the contexts' batching thread
+            model.close()
     return summary
 
 

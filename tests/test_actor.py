@@ -1,15 +1,21 @@
 """The Actor and the world-model policy with the real embedded model on real Chromium observations of the bundled
 sites: a parseable, executable action (or a recorded fallback), the mark's probability measured on the local
-backend, the top-k candidates weighed by their predictions, and the tokens counted."""
+backend, the top-k candidates weighed by their predictions, and the tokens counted; the shortlist (real MiniLM)
+shows a task's target that page order would have left out, live and in a dataset's prompt alike."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from evals.policies import WorldModelPolicy, actionable, tokens_used
+from evals.shots import demo_prompt
 from explorer.models import ModelConfig, load_model
+from explorer.observe import text_lines
 from explorer.roles import RoleStats, act, parse_action
 from explorer.roles.actor import MARKED, MAX_SHOWN
+from explorer.roles.shortlist import shortlist
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +60,18 @@ async def test_the_world_model_takes_one_of_its_top_k_candidates(open_session, m
     assert decision.action == best.action
     if decision.ranking:  # the Actor's pick (its likeliest mark) leads the candidates
         assert actions[0].mark == decision.ranking[0]
+
+
+async def test_the_shortlist_shows_a_target_past_the_first_elements(open_session):
+    """On the forum's start page the Book Club board comes after the first MAX_SHOWN elements in page order."""
+    session = await open_session("forum")
+    obs = await session.observe()
+    usable = actionable(obs, session.site)
+    lines = text_lines(obs.url, usable)
+    target = next(i for i, line in enumerate(lines) if '"Book Club"' in line)
+    assert target >= MAX_SHOWN, "the page changed: the test needs a target past the first elements"
+    picked = shortlist("Open the Book Club board.", lines, MAX_SHOWN)
+    assert target in picked and picked == sorted(picked) and len(picked) == MAX_SHOWN
+    prompt = demo_prompt("Open the Book Club board.", obs.text, mark=usable[target].mark)
+    assert re.search(rf'^\[{usable[target].mark}\] link "Book Club"', prompt, re.MULTILINE)
+    assert len(re.findall(r"^\[\d+\]", prompt, re.MULTILINE)) == MAX_SHOWN

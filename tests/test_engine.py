@@ -162,6 +162,22 @@ def test_transition_memory_folds_numbers_and_rebuilds_from_records():
     assert rebuilt.hint(other) == hint and len(rebuilt) == 1
 
 
+async def test_scale_with_several_contexts_runs_its_budget_on_one_batched_model(site_config, tmp_path):
+    """Two browser contexts on one model (`BatchedModel`): both start on the same node and share it rather than
+    end the run as "frontier empty" (they did, after 5 steps of 12 with 4 contexts); every role answer still went
+    through the grammar, and the contexts' calls were counted once each."""
+    cfg = ExploreConfig(max_steps=6, contexts=2, seed=0)
+    summary = await run_exploration(site_config("shop"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id="two")
+    assert summary.stopped_by == "steps" and 6 <= summary.steps <= 8
+    store, _ = resume(tmp_path / "two")
+    try:
+        roles, selects = store.meta().roles, [s for s in store.steps() if s.kind == "select"]
+    finally:
+        store.close()
+    assert roles["selector"]["calls"] == len(selects) and roles["selector"]["constrained"] == len(selects)
+    assert roles["predictor"]["repairs"] == roles["predictor"]["fallbacks"] == 0
+
+
 @pytest.mark.parametrize("strategy", ["random", "bfs", "bfs-click", "greedy"])
 async def test_baselines_share_the_engine(site_config, tmp_path, strategy):
     cfg = ExploreConfig(strategy=strategy, max_steps=12, seed=0)

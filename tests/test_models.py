@@ -215,13 +215,79 @@ def test_prefix_reuse_and_drafts_change_no_answer_and_are_accounted(model):
     assert row["prefill_seconds"] + row["decode_seconds"] <= row["seconds"] + 1e-6
 
 
+def test_rows_of_different_roles_share_a_batch_each_with_its_own_grammar_limit_and_prefix(model):
+    """Several roles' (or contexts') calls merged into one batch (`generate_rows`): each row keeps its own grammar,
+    token limit and role in the accounting, reads its own cached prefix (two pages, each scored alone first), and
+    answers as the same rows do on a model without prefix reuse (float32)."""
+    from explorer.models.local import Row
+    from explorer.roles.predictor import OUTCOME_GRAMMAR
+
+    plain = LocalModel(ModelConfig(dtype="float32", prefix_cache=False, draft_tokens=0))
+    pages = ["Tents & Shelter, Timber Cooler, Cart", "General Discussion, Gardening, Members, Events"]
+    asks = [
+        [{"role": "system", "content": f"You explore a site. The page shows: {p}."}, {"role": "user", "content": q}]
+        for p, q in zip(pages, ("What does Timber Cooler open?", "What does Members open?"), strict=True)
+    ]
+    marks = r" (1|2|3)\nREASON: [^\n]{1,40}"
+    rows = [
+        Row([*asks[0], {"role": "assistant", "content": "OUTCOME:"}], None, 30, OUTCOME_GRAMMAR, "merged-predictor"),
+        Row([*asks[1], {"role": "assistant", "content": "MARK:"}], None, 6, marks, "merged-selector"),
+    ]
+    for m in (model, plain):
+        for row in rows:  # as the roles do: the row's prompt is scored alone first (its prefix is then cached)
+            m.option_scores(row.messages, [" A", " B"], role="warm")
+        m.rows = m.generate_rows(rows)
+    assert [g.text for g in model.rows] == [g.text for g in plain.rows]
+    outcome, mark = model.rows
+    assert re.match(r' (Navigates to "|Appears: |Disappears: |Changes: |Nothing visible changes\.)', outcome.text)
+    assert re.match(r" (1|2|3)\n", mark.text) and mark.usage.completion_tokens <= 6 and mark.finish_reason == "length"
+    report = model.usage_report()
+    merged = [report["merged-selector"], report["merged-predictor"]]
+    assert [r["calls"] for r in merged] == [1, 1] and sum(r["cached_tokens"] for r in merged) > 0
+
+
+def test_batched_model_merges_concurrent_calls_of_different_roles(model):
+    """`BatchedModel` (SCALE's contexts on one model): calls from several threads that queue up while the model is
+    busy run as one batch, though their grammars, token limits and roles differ; option scores run between
+    batches on the same worker thread."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from explorer.models.batcher import BatchedModel
+
+    shared = BatchedModel(model)
+    release = threading.Event()
+    try:
+        busy = shared.batcher.call(release.wait)  # the worker is busy: what comes next queues up
+        grammars = [r" (1|2)\nREASON: [^\n]{1,30}", r" (yes|no)\nREASON: [^\n]{1,30}", None]
+        with ThreadPoolExecutor(3) as pool:
+            futures = [
+                pool.submit(shared.generate, PROMPTS[i], max_tokens=6 + 4 * i, role=f"ctx-{i}", grammar=g)
+                for i, g in enumerate(grammars)
+            ]
+            scored = pool.submit(shared.option_scores, PROMPT, [" Apple", " Zebra"], role="ctx-scores")
+            time.sleep(0.5)
+            release.set()
+            answers = [f.result(timeout=120) for f in futures]
+        busy.result()
+        assert len(scored.result()) == 2
+    finally:
+        shared.close()
+    report = model.usage_report()
+    assert [report[f"ctx-{i}"]["calls"] for i in range(3)] == [1, 1, 1]
+    assert re.match(r" (1|2)\n", answers[0].text) and re.match(r" (yes|no)\n", answers[1].text)
+    assert [a.usage.completion_tokens <= 6 + 4 * i for i, a in enumerate(answers)] == [True] * 3
+    assert len({a.usage.seconds for a in answers}) == 1  # one batch: the same call's seconds
+
+
 def test_the_grammar_follows_drafts_that_are_rolled_back(model):
     """Assisted decoding shows the grammar processor draft tokens it later drops: the processor's state follows the
     tokens it is shown, so a rejected draft leaves no trace, and a position after a token the grammar forbids is
     left unmasked (nothing after it is kept)."""
     ids = model.tokenizer(" 17\nREASON: fine", add_special_tokens=False)["input_ids"]
     bad = model.tokenizer("Z", add_special_tokens=False)["input_ids"]
-    processor = model.grammars.processor(r" (4|17)\nREASON: [^\n]{1,20}", prompt_length=2)
+    processor = model.grammars.processor([r" (4|17)\nREASON: [^\n]{1,20}"], prompt_length=2)
     prompt = [1, 2]
     width = model.hf_model.get_output_embeddings().weight.shape[0]
 

@@ -1,37 +1,56 @@
 """Batches concurrent requests to one LocalModel: a worker thread drains the queue and runs like requests together.
 
 No waiting window: while one batch runs, new requests queue up, and they form the next batch. So a lone request
-runs at once, and under load batches grow by themselves (up to the model's batch size).
+runs at once, and under load batches grow by themselves (up to the model's batch size). Requests that differ in
+grammar, token limit or role still share a batch (`LocalModel.generate_rows`); only the weights (adapter),
+temperature and stop strings must agree. `serve-model` batches its HTTP requests here, and `BatchedModel` puts
+SCALE's browser contexts, each in its own thread, on one model the same way.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from explorer.models.base import Generation, Message
-from explorer.models.local import LocalModel
+from explorer.models.local import LocalModel, Row
 
 
 @dataclass(frozen=True)
 class Job:
-    """One request; jobs with equal `key` (adapter, max_tokens, temperature, stop, grammar) run in one batch."""
+    """One request; jobs with equal `key` (adapter, temperature, stop) run in one batch."""
 
-    messages: list[Message]
-    images: list[bytes]
-    adapter: str | None  # None: the base model
+    messages: Sequence[Message]
+    images: Sequence[bytes] | None
+    adapter: str | None  # None: the model's default adapter (or the base model)
     max_tokens: int | None
     temperature: float
     stop: tuple[str, ...]
     grammar: str | None = None  # a regex the completion must match
+    role: str | None = None  # accounted to; None: the served name
+    use_adapter: bool | None = None  # None: use `adapter` if one is named (the server's requests)
     future: Future = field(default_factory=Future, compare=False)
 
     @property
     def key(self) -> tuple:
         """What must be equal for two jobs to share a batch."""
-        return (self.adapter, self.max_tokens, self.temperature, self.stop, self.grammar)
+        return (self.adapter, self.uses_adapter, self.temperature, self.stop)
+
+    @property
+    def uses_adapter(self) -> bool:
+        """Whether the job runs with adapter weights."""
+        return self.adapter is not None if self.use_adapter is None else self.use_adapter
+
+
+@dataclass(frozen=True)
+class _Call:
+    """Work that needs the model to itself (option scores): run on the worker thread, between batches."""
+
+    fn: Callable[[], object]
+    future: Future = field(default_factory=Future, compare=False)
 
 
 class Batcher:
@@ -39,14 +58,24 @@ class Batcher:
 
     def __init__(self, model: LocalModel) -> None:
         self.model = model
-        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[Job] | _Call | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._work, name="model-batcher", daemon=True)
         self._thread.start()
 
     def submit(self, job: Job) -> Future:
         """Queue a job; its future resolves to a Generation (or the model's exception)."""
-        self._queue.put(job)
-        return job.future
+        return self.submit_many([job])[0]
+
+    def submit_many(self, jobs: Sequence[Job]) -> list[Future]:
+        """Queue jobs together (they reach the same batch where their keys agree); their futures, in order."""
+        self._queue.put(list(jobs))
+        return [j.future for j in jobs]
+
+    def call(self, fn: Callable[[], object]) -> Future:
+        """Run `fn()` on the worker thread, alone; its future resolves to the result (or the exception)."""
+        item = _Call(fn)
+        self._queue.put(item)
+        return item.future
 
     def close(self) -> None:
         """Stop the worker after the jobs already queued."""
@@ -55,35 +84,41 @@ class Batcher:
 
     def _work(self) -> None:
         while (first := self._queue.get()) is not None:
-            jobs = [first]
-            while len(jobs) < 4 * self.model.config.batch_size:
+            items, jobs = [first], 0
+            while jobs < 4 * self.model.config.batch_size:
                 try:
-                    job = self._queue.get_nowait()
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if job is None:
+                if item is None:
                     self._queue.put(None)  # finish this round, then stop
                     break
-                jobs.append(job)
+                items.append(item)
+                jobs += len(item) if isinstance(item, list) else 0
             groups: dict[tuple, list[Job]] = {}
-            for job in jobs:
-                groups.setdefault(job.key, []).append(job)
+            for item in items:
+                if isinstance(item, _Call):
+                    _settle(item.future, item.fn)
+                else:
+                    for job in item:
+                        groups.setdefault(job.key, []).append(job)
             for group in groups.values():
                 self._run(group)
 
     def _run(self, group: list[Job]) -> None:
         head = group[0]
+        default = self.model.config.max_new_tokens
+        rows = [
+            Row(j.messages, j.images, j.max_tokens or default, j.grammar, j.role or j.adapter or self.model.model_id)
+            for j in group
+        ]
         try:
-            results: list[Generation] = self.model.generate_batch(
-                [j.messages for j in group],
-                images=[j.images for j in group],
-                max_tokens=head.max_tokens,
+            results: list[Generation] = self.model.generate_rows(
+                rows,
                 temperature=head.temperature,
                 stop=list(head.stop),
-                role=head.adapter or self.model.model_id,  # the server accounts usage per served name
-                use_adapter=head.adapter is not None,
+                use_adapter=head.uses_adapter,
                 adapter=head.adapter,
-                grammar=head.grammar,
             )
         except Exception as exc:  # the callers see the model's error; the worker lives on
             for j in group:
@@ -91,3 +126,53 @@ class Batcher:
             return
         for j, result in zip(group, results, strict=True):
             j.future.set_result(result)
+
+
+def _settle(future: Future, fn: Callable[[], object]) -> None:
+    """Resolve `future` with `fn()`, or with its exception."""
+    try:
+        future.set_result(fn())
+    except Exception as exc:
+        future.set_exception(exc)
+
+
+_CALL = {"adapter": None, "max_tokens": None, "temperature": 0.0, "grammar": None, "role": None, "use_adapter": True}
+
+
+class BatchedModel:
+    """A LocalModel shared by threads (SCALE's browser contexts, each running its roles in a thread): every call
+    runs on one worker thread, and generations that queue up together run as one batch, whatever their role,
+    grammar or token limit, each row on its own cached prefix. Everything else is the wrapped model's."""
+
+    merges_calls = True  # callers need no lock of their own around model calls
+
+    def __init__(self, model: LocalModel) -> None:
+        self.model = model
+        self.batcher = Batcher(model)
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def generate(self, messages: Sequence[Message], images: Sequence[bytes] | None = None, **kwargs) -> Generation:
+        """Answer one conversation (see ChatModel), batched with what other threads ask meanwhile."""
+        return self.generate_batch([messages], images=[images], **kwargs)[0]
+
+    def generate_batch(self, conversations: Sequence[Sequence[Message]], *, images=None, **call) -> list[Generation]:
+        """Answer several conversations (see ChatModel; `call`: its keywords, `adapter` too), in order, in the
+        worker thread's batches."""
+        images = list(images) if images is not None else [None] * len(conversations)
+        stop = tuple(call.pop("stop", None) or ())
+        jobs = [Job(c, im, stop=stop, **(_CALL | call)) for c, im in zip(conversations, images, strict=True)]
+        return [f.result() for f in self.batcher.submit_many(jobs)]
+
+    def option_scores(self, *args, **kwargs) -> list[float]:
+        """The wrapped model's option scores, run on the worker thread."""
+        return self.batcher.call(lambda: self.model.option_scores(*args, **kwargs)).result()
+
+    def choose(self, *args, **kwargs) -> int | None:
+        """The wrapped model's choice, run on the worker thread."""
+        return self.batcher.call(lambda: self.model.choose(*args, **kwargs)).result()
+
+    def close(self) -> None:
+        """Stop the worker thread (the model stays loaded)."""
+        self.batcher.close()

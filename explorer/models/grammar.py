@@ -53,23 +53,25 @@ class Grammars:
         info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
         return xgr.GrammarCompiler(info)
 
-    def processor(self, pattern: str, prompt_length: int):
-        """A fresh logits processor that holds the completions after `prompt_length` tokens to `pattern`."""
+    def processor(self, patterns: Sequence[str | None], prompt_length: int):
+        """A fresh logits processor that holds each row's completion (the tokens after `prompt_length`) to its
+        pattern (`patterns`: one per row; None leaves a row free)."""
         with self._lock:
-            compiled = self._compiler.compile_regex(pattern)
-        return GrammarProcessor(compiled, prompt_length)
+            compiled = {p: self._compiler.compile_regex(p) for p in dict.fromkeys(patterns) if p is not None}
+        return GrammarProcessor([compiled.get(p) for p in patterns], prompt_length)
 
 
 class GrammarProcessor(LogitsProcessor):
-    """Masks each row's next-token logits to what keeps its completion (the tokens after `prompt_length`) inside a
-    compiled grammar. Unlike xgrammar's own transformers processor, which accepts one new token per call, it reads
-    each row's state from the tokens it is shown and rolls its matcher back where they differ from what it accepted:
+    """Masks each row's next-token logits to what keeps its completion (the tokens after `prompt_length`) inside its
+    compiled grammar (one per row, so the rows of a batch may be different roles' calls; None: a free row).
+    Unlike xgrammar's own transformers processor, which accepts one new token per call, it reads each row's state
+    from the tokens it is shown and rolls its matcher back where they differ from what it accepted:
     assisted decoding (draft tokens checked in one forward pass, `prompt_lookup_num_tokens`) shows it each draft
     position in turn, then drops the drafts the model disagreed with. A position after a draft token the grammar
     forbids is left unmasked: the model's own pick differs there, so nothing after it is kept."""
 
-    def __init__(self, compiled, prompt_length: int) -> None:
-        self.compiled = compiled
+    def __init__(self, compiled: Sequence, prompt_length: int) -> None:
+        self.compiled = list(compiled)
         self.prompt_length = prompt_length
         self.matchers: list = []
         self.accepted: list[list[int]] = []
@@ -79,11 +81,12 @@ class GrammarProcessor(LogitsProcessor):
         import xgrammar as xgr
 
         if not self.matchers:
-            rows = input_ids.shape[0]
-            self.matchers = [xgr.GrammarMatcher(self.compiled) for _ in range(rows)]
-            self.accepted = [[] for _ in range(rows)]
-            self.bitmask = xgr.allocate_token_bitmask(rows, self.compiled.tokenizer_info.vocab_size)
-        masked = [row for row, ids in enumerate(input_ids[:, self.prompt_length :].tolist()) if self._sync(row, ids)]
+            info = next(c for c in self.compiled if c is not None).tokenizer_info
+            self.matchers = [xgr.GrammarMatcher(c) if c is not None else None for c in self.compiled]
+            self.accepted = [[] for _ in self.compiled]
+            self.bitmask = xgr.allocate_token_bitmask(len(self.compiled), info.vocab_size)
+        tails = input_ids[:, self.prompt_length :].tolist()
+        masked = [row for row, ids in enumerate(tails) if self.matchers[row] is not None and self._sync(row, ids)]
         for row in masked:
             self.matchers[row].fill_next_token_bitmask(self.bitmask, row)
         if masked:

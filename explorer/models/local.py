@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -26,6 +27,7 @@ from transformers import (
     AutoProcessor,
     AutoTokenizer,
     LogitsProcessor,
+    StoppingCriteria,
     StoppingCriteriaList,
     StopStringCriteria,
 )
@@ -211,7 +213,25 @@ class LocalModel:
     ) -> list[Generation]:
         """Answer conversations in batches of up to `config.batch_size`, grouped by prompt length; in order."""
         images = list(images) if images is not None else [None] * len(conversations)
-        prompts = [self.prompt_text(c, len(im or ())) for c, im in zip(conversations, images, strict=True)]
+        rows = [
+            Row(c, im, max_tokens or self.config.max_new_tokens, grammar, role)
+            for c, im in zip(conversations, images, strict=True)
+        ]
+        return self.generate_rows(rows, temperature=temperature, stop=stop, use_adapter=use_adapter, adapter=adapter)
+
+    def generate_rows(
+        self,
+        rows: Sequence[Row],
+        *,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        use_adapter: bool = True,
+        adapter: str | None = None,
+    ) -> list[Generation]:
+        """Answer rows that may differ in grammar, token limit and role (several roles' or contexts' calls merged
+        into one batch: `batcher.py`), in batches of up to `config.batch_size` grouped by prompt length; in order.
+        Each row is accounted to its role, with its share of the batch's seconds."""
+        prompts = [self.prompt_text(r.messages, len(r.images or ())) for r in rows]
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))  # less padding per batch
         results: list[Generation | None] = [None] * len(prompts)
         size = self.config.batch_size
@@ -219,19 +239,27 @@ class LocalModel:
             chunk = order[start : start + size]
             t0 = time.perf_counter()
             with self._lock, self._adapter_context(adapter, use_adapter):
-                rows, clock = self._run(
+                out, clock = self._run(
                     [prompts[i] for i in chunk],
-                    [images[i] for i in chunk],
-                    max_tokens,
+                    [rows[i] for i in chunk],
                     temperature,
                     stop,
-                    grammar,
                     self._weights_key(adapter, use_adapter),
                 )
             seconds = time.perf_counter() - t0
-            usages = [Usage(p, c, seconds) for _, p, c, _ in rows]
-            self._meter.record(role, usages, seconds, **clock.split(t0, seconds))
-            for i, (text, _, _, finish), usage in zip(chunk, rows, usages, strict=True):
+            usages = [Usage(p, c, seconds) for _, p, c, _ in out]
+            parts = clock.split(t0, seconds)
+            for role, members in _by_role([rows[i].role for i in chunk]).items():
+                share = len(members) / len(chunk)
+                self._meter.record(
+                    role,
+                    [usages[k] for k in members],
+                    seconds * share,
+                    prefill=parts["prefill"] * share,
+                    decode=parts["decode"] * share,
+                    cached_tokens=round(parts["cached_tokens"] * share),
+                )
+            for i, (text, _, _, finish), usage in zip(chunk, out, usages, strict=True):
                 results[i] = Generation(text, usage, finish)
         return results  # type: ignore[return-value]
 
@@ -322,18 +350,11 @@ class LocalModel:
         return self.hf_model.disable_adapter()
 
     def _run(
-        self,
-        prompts: list[str],
-        images: list[Sequence[bytes] | None],
-        max_tokens: int | None,
-        temperature: float,
-        stop: Sequence[str] | None,
-        grammar: str | None,
-        key: object,
+        self, prompts: list[str], rows: list[Row], temperature: float, stop: Sequence[str] | None, key: object
     ) -> tuple[list[tuple[str, int, int, str]], _Clock]:
-        """(text, prompt tokens, completion tokens, finish reason) per prompt, for one batch, and its clock."""
+        """(text, prompt tokens, completion tokens, finish reason) per row, for one batch, and its clock."""
         clock = _Clock()
-        inputs = self._encode(prompts, images)
+        inputs = self._encode(prompts, [r.images for r in rows])
         sampling = {"temperature": temperature, "top_p": 1.0, "top_k": 0} if temperature > 0 else {}
         drafting = len(prompts) == 1 and temperature == 0 and self.config.draft_tokens and "pixel_values" not in inputs
         if drafting:
@@ -345,23 +366,28 @@ class LocalModel:
             inputs = {"input_ids": ids[:, common:] if drafting else ids, "attention_mask": mask, "cache": cache}
         else:
             inputs = inputs.to(self.device)
+        width = inputs["input_ids"].shape[1]
+        limits = [r.max_tokens for r in rows]
         processors: list = [clock]
-        if grammar is not None and self.enforces_grammar:
-            processors.insert(0, self.grammars.processor(grammar, inputs["input_ids"].shape[1]))
+        grammars = [r.grammar for r in rows] if self.enforces_grammar else []
+        if any(g is not None for g in grammars):
+            processors.insert(0, self.grammars.processor(grammars, width))
+        criteria = StoppingCriteriaList([*(self._stop_criteria(stop) or ()), _RowLimits(limits, width)])
         with torch.inference_mode():
             out = self.hf_model.generate(
                 **inputs,
-                max_new_tokens=max_tokens or self.config.max_new_tokens,
+                max_new_tokens=max(limits),
                 do_sample=temperature > 0,
                 pad_token_id=self.tokenizer.pad_token_id,
-                stopping_criteria=self._stop_criteria(stop),
+                stopping_criteria=criteria,
                 logits_processor=processors,
                 **sampling,
             )
-        new = out[:, inputs["input_ids"].shape[1] :].tolist()
+        new = out[:, width:].tolist()
         prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
-        limit = max_tokens or self.config.max_new_tokens
-        return [self._finish(row, n, limit, stop) for row, n in zip(new, prompt_tokens, strict=True)], clock
+        return [
+            self._finish(row[:limit], n, limit, stop) for row, n, limit in zip(new, prompt_tokens, limits, strict=True)
+        ], clock
 
     def _with_prefix(self, inputs, key: object, clock: _Clock, limit: int | None = None):
         """(n, cache, input_ids, attention_mask): the padded batch re-laid out around the n tokens its rows share,
@@ -369,10 +395,10 @@ class LocalModel:
         lengths = inputs["attention_mask"].sum(1).tolist()
         rows = [ids[len(ids) - n :] for ids, n in zip(inputs["input_ids"].tolist(), lengths, strict=True)]
         before = self.prefixes.reused
-        common, cache = self.prefixes.prefill(self.hf_model, key, rows, limit)
+        prefixes, cache = self.prefixes.prefill(self.hf_model, key, rows, limit)
         clock.cached += self.prefixes.reused - before
-        ids, mask = layout(rows, common, self.tokenizer.pad_token_id)
-        return common, cache, ids.to(self.device), mask.to(self.device)
+        ids, mask = layout(rows, prefixes, self.tokenizer.pad_token_id)
+        return max(prefixes, default=0), cache, ids.to(self.device), mask.to(self.device)
 
     def _weights_key(self, adapter: str | None, use_adapter: bool) -> str | None:
         """Which weights a call runs with (its prefix cache entries are theirs): an adapter's name, or None."""
@@ -406,6 +432,36 @@ class LocalModel:
         if key not in self._stops:  # building one scans the vocabulary (~0.1 s): keep it
             self._stops[key] = StoppingCriteriaList([StopStringCriteria(self.tokenizer, list(key))])
         return self._stops[key]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One conversation of a batch, with what may differ between the rows of one `generate` call."""
+
+    messages: Sequence[Message]
+    images: Sequence[bytes] | None
+    max_tokens: int
+    grammar: str | None = None  # a regex the completion must match
+    role: str | None = None  # accounted to
+
+
+class _RowLimits(StoppingCriteria):
+    """Ends each row at its own token limit (the batch runs to the largest); a row that ended is padded."""
+
+    def __init__(self, limits: Sequence[int], start: int) -> None:
+        self.limits = torch.tensor(limits)
+        self.start = start
+
+    def __call__(self, input_ids, scores, **kwargs) -> torch.BoolTensor:
+        return (input_ids.shape[1] - self.start) >= self.limits.to(input_ids.device)
+
+
+def _by_role(roles: Sequence[str | None]) -> dict[str | None, list[int]]:
+    """The positions of each role among `roles`."""
+    out: dict[str | None, list[int]] = {}
+    for k, role in enumerate(roles):
+        out.setdefault(role, []).append(k)
+    return out
 
 
 class _Clock(LogitsProcessor):

@@ -4,8 +4,10 @@ The roles' calls at one observation start alike: the Predictor's kind is scored 
 the answer is generated from the same prompt plus the kind; the N verification predictions share the page context;
 a repair repeats the first prompt. `PrefixCache` keeps the keys and values of recent prompts (per adapter: a LoRA
 on the attention changes them) and hands a call the longest cached prefix of its tokens, so only the new tokens
-are prefilled. A batch shares one prefix: rows are laid out as [prefix][padding][own suffix] with the padding
-masked, and positions follow the attention mask, so each row reads exactly what it would read alone.
+are prefilled. Each row of a batch has its own cached prefix (rows of several contexts' or roles' calls, merged by
+`batcher.py`, each find their own page), and a prefix the rows share is computed once for all of them (a node's
+verification predictions): rows are laid out as [padding][own prefix][padding][own suffix] with the padding masked,
+and positions follow the attention mask, so each row reads exactly what it would read alone.
 """
 
 from __future__ import annotations
@@ -82,54 +84,82 @@ class PrefixCache:
             while len(self._store) > self.entries:
                 self._store.popitem(last=False)
 
-    def view(self, entry: Prefix | None, n: int, rows: int) -> DynamicCache:
-        """A fresh cache holding the first `n` tokens of `entry` for `rows` rows (the entry itself is not touched:
-        a cache grows by concatenation, into new tensors)."""
-        if entry is None or n == 0:
+    def view(self, entries: Sequence[tuple[int, Prefix | None]]) -> DynamicCache:
+        """A fresh cache holding, for each row, the first n tokens of its entry, left-padded to the longest (the
+        entries themselves are not touched: a cache grows by concatenation, into new tensors)."""
+        width = max((n for n, _ in entries), default=0)
+        if width == 0:
             return DynamicCache(config=self.config)
-        data = [(k[:, :, :n].expand(rows, -1, -1, -1), v[:, :, :n].expand(rows, -1, -1, -1)) for k, v in entry.layers]
+        n0, first = entries[0]
+        if all(n == n0 and e is first for n, e in entries):  # one prefix for every row: a view, no copy
+            data = [
+                (k[:, :, :n0].expand(len(entries), -1, -1, -1), v[:, :, :n0].expand(len(entries), -1, -1, -1))
+                for k, v in first.layers
+            ]
+            return DynamicCache(data, config=self.config)
+        like = next(e for n, e in entries if n).layers
+        data = []
+        for layer, (k0, v0) in enumerate(like):
+            keys, values = [], []
+            for n, entry in entries:
+                pad = (0, 0, width - n, 0)  # zeros before the row's prefix (masked)
+                k, v = entry.layers[layer] if entry is not None else (k0[:, :, :0], v0[:, :, :0])
+                keys.append(torch.nn.functional.pad(k[:, :, :n], pad))
+                values.append(torch.nn.functional.pad(v[:, :, :n], pad))
+            data.append((torch.cat(keys), torch.cat(values)))
         return DynamicCache(data, config=self.config)
 
     def prefill(
         self, model, key: object, rows: Sequence[Sequence[int]], limit: int | None = None
-    ) -> tuple[int, DynamicCache]:
-        """(n, cache): the keys and values of the first n tokens the rows share (at most all but each row's last
-        token, which the caller's forward pass needs, and at most `limit`), from the cache where held and computed
-        (then kept) where not; the cache is expanded to the rows."""
-        common = min(min(len(r) for r in rows) - 1, limit if limit is not None else len(rows[0]))
+    ) -> tuple[list[int], DynamicCache]:
+        """(n per row, cache): for each row the keys and values of its longest cached prefix (at most all but the
+        row's last token, which the caller's forward pass needs, and at most `limit`). The prefix the rows share
+        is computed now (then kept) where it is not held, so it is read once for the batch; a row's own cached
+        prefix may be longer. The cache is padded to the rows (see `view`)."""
+        caps = [min(len(r) - 1, limit if limit is not None else len(r)) for r in rows]
+        common = min(caps)
         for r in rows[1:]:
             common = min(common, shared_length(rows[0], r))
-        if common < self.min_tokens:
-            return 0, DynamicCache(config=self.config)
-        head = list(rows[0][:common])
-        n, entry = self.longest(key, head)
-        if n < self.min_tokens:
-            n, entry = 0, None
-        n = min(n, common)
-        if n < common:
-            cache = self.view(entry, n, 1)
-            with torch.inference_mode():
-                ids = torch.tensor([head[n:]], device=model.device)
-                model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)  # only the cache is wanted
-            self.put(key, head, cache)
-            _, entry = self.longest(key, head)
-        read = (common - n) + sum(len(r) - common for r in rows)  # what the model reads of these prompts
+        computed = self._ensure(model, key, list(rows[0][:common])) if common >= self.min_tokens else 0
+        entries = []
+        for row, cap in zip(rows, caps, strict=True):
+            n, entry = self.longest(key, row[:cap])
+            entries.append((min(n, cap), entry) if n >= self.min_tokens else (0, None))
+        ns = [n for n, _ in entries]
         with self._lock:
-            self.prefilled += read
-            self.reused += sum(len(r) for r in rows) - read
-        return common, self.view(entry, common, len(rows))
+            self.reused += sum(ns) - computed
+            self.prefilled += sum(len(r) - n for r, n in zip(rows, ns, strict=True))
+        return ns, self.view(entries)
+
+    def _ensure(self, model, key: object, head: list[int]) -> int:
+        """Compute and keep the keys and values of `head`, from its longest cached prefix on, unless held whole;
+        how many tokens the model read."""
+        n, entry = self.longest(key, head)
+        if n == len(head):
+            return 0
+        n = n if n >= self.min_tokens else 0
+        cache = self.view([(n, entry if n else None)])
+        with torch.inference_mode():
+            ids = torch.tensor([head[n:]], device=model.device)
+            model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)  # only the cache is wanted
+        with self._lock:
+            self.prefilled += len(head) - n
+        self.put(key, head, cache)
+        return len(head) - n
 
 
-def layout(rows: Sequence[Sequence[int]], prefix: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(input_ids, attention_mask) of rows that share their first `prefix` tokens: [prefix][padding][suffix], the
-    padding masked (with prefix 0 this is plain left padding)."""
-    width = max(len(r) for r in rows) - prefix
-    ids = torch.full((len(rows), prefix + width), pad_id, dtype=torch.long)
+def layout(rows: Sequence[Sequence[int]], prefixes: Sequence[int], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, attention_mask) of rows whose first `prefixes[i]` tokens are cached: [padding][prefix]
+    [padding][suffix], the padding masked (with no prefixes this is plain left padding)."""
+    width = max(prefixes, default=0)
+    rest = max(len(r) - n for r, n in zip(rows, prefixes, strict=True))
+    ids = torch.full((len(rows), width + rest), pad_id, dtype=torch.long)
     mask = torch.zeros_like(ids)
-    for i, row in enumerate(rows):
-        suffix = row[prefix:]
-        ids[i, :prefix] = torch.tensor(row[:prefix], dtype=torch.long)
-        ids[i, prefix + width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
-        mask[i, :prefix] = 1
-        mask[i, prefix + width - len(suffix) :] = 1
+    for i, (row, n) in enumerate(zip(rows, prefixes, strict=True)):
+        suffix = row[n:]
+        if n:
+            ids[i, width - n : width] = torch.tensor(row[:n], dtype=torch.long)
+            mask[i, width - n : width] = 1
+        ids[i, width + rest - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
+        mask[i, width + rest - len(suffix) :] = 1
     return ids, mask

@@ -32,6 +32,7 @@ from explorer.records import Action, Element, Observation
 from explorer.roles.asking import ask
 from explorer.roles.context import page_summary
 from explorer.roles.prompts import messages, prefill
+from explorer.roles.shortlist import Embed, shortlist
 from explorer.roles.stats import RoleStats
 
 ROLE = "actor"
@@ -274,10 +275,12 @@ def act(
     *,
     shots: Sequence[tuple[str, str]] = (),
     use_adapter: bool = True,
+    embed: Embed | None = None,
 ) -> ActorChoice:
-    """Ask the model for the next action toward `intent` among the first MAX_SHOWN `candidates` (`history`: the
-    earlier steps as text). One stricter repair, then the recorded fallback (see the module doc)."""
-    shown = list(candidates[:MAX_SHOWN])
+    """Ask the model for the next action toward `intent` among the MAX_SHOWN `candidates` closest to it
+    (`shortlist`, with `embed`; `history`: the earlier steps as text). One stricter repair, then the recorded
+    fallback (see the module doc)."""
+    shown = [candidates[i] for i in shortlist(intent, text_lines(obs.url, candidates), MAX_SHOWN, embed)]
     msgs = actor_messages(intent, obs, shown, history, shots)
     images = [obs.som_screenshot] if model.sees_images else None
     verbs = offered_verbs(shown, bool(history))

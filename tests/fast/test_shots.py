@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from datasets import Dataset, DatasetDict
-from evals.shots import ShotRetriever, action_answer, demo_prompt, load_demonstrations
+from evals.shots import ShotRetriever, action_answer, load_demonstrations
 from explorer.errors import ConfigError
 from explorer.records import Action, Element
 from explorer.roles.actor import actor_messages, parse_action
@@ -180,13 +180,6 @@ def _page_obs():
         text="",
         viewport=(1, 1),
     )
-
-
-def test_the_target_line_is_shown_past_the_first_elements():
-    page = "Page: Long | http://shop.test/long\n" + "\n".join(f'[{i}] link "Item {i}"' for i in range(1, 31))
-    prompt = demo_prompt("Open item 25", page, mark=25)
-    marks = [int(m) for m in re.findall(r"^\[(\d+)\]", prompt, re.MULTILINE)]
-    assert marks == [*range(1, 16), 25]
 
 
 def test_action_answer_covers_the_grammar():

@@ -1,0 +1,56 @@
+"""The Actor's shortlist: which of a page's elements it is shown for a task (after MindAct's candidate ranking).
+
+A page often has more elements than the Actor's prompt lists (`MAX_SHOWN`); the first ones in page order are the
+header and navigation, so a task's target further down was never shown. The shortlist keeps the `k` element lines
+whose text (without the mark) is closest to the task's intent by cosine of MiniLM embeddings, listed in page order
+so the position of a line says nothing about the ranking. The live Actor (`actor.act`) and the training and
+few-shot views built from datasets (`evals.shots.demo_prompt`) shortlist alike; a dataset's acted-on line is kept
+in place of the last one when the ranking leaves it out (`keep`), so no training example shows a line the
+ranking would not.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> one L2-normalized row per text
+CACHED = 50_000  # texts whose embedding is kept
+_MARK = re.compile(r"^\[\d+\]\s*")
+
+
+def shortlist(
+    intent: str, lines: Sequence[str], k: int, embed: Embed | None = None, keep: int | None = None
+) -> list[int]:
+    """Indices of the `k` lines closest to `intent`, in page order (all of them when there are at most `k`);
+    `keep`: an index that must be among them (it replaces the least close one)."""
+    if len(lines) <= k:
+        return list(range(len(lines)))
+    vectors = (embed or default_embed())([intent, *(_MARK.sub("", line) for line in lines)])
+    scores = vectors[1:] @ vectors[0]
+    ranked = sorted(range(len(lines)), key=lambda i: (-float(scores[i]), i))[:k]
+    if keep is not None and keep not in ranked:
+        ranked[-1] = keep
+    return sorted(ranked)
+
+
+@functools.cache
+def default_embed() -> Embed:
+    """MiniLM's `embed` (`explorer.models.Embedder`), loaded once per process, with each text's row cached."""
+    from explorer.models import Embedder
+
+    embedder = Embedder()
+    cache: dict[str, np.ndarray] = {}
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in cache]
+        if len(cache) + len(new) > CACHED:
+            cache.clear()
+        if new:
+            cache.update(zip(new, embedder.embed(new), strict=True))
+        return np.stack([cache[t] for t in texts])
+
+    return embed
