@@ -1,5 +1,6 @@
-"""Task success on the bundled suites and MiniWoB++: SR, AS and tokens per trajectory for the random floor, the
-Actor zero-shot and few-shot, the world-model policy and the adaptive one, side by side in one run.
+"""Task success on the bundled suites and MiniWoB++: SR, AS and tokens per trajectory for the floors (random, and
+the ranker: the element closest to the task, no model), the Actor zero-shot and few-shot, the world-model policy
+and the adaptive one, side by side in one run.
 
 Bundled: the `test` split of each site's suite (the first --per-site tasks of it), each task graded by its own
 check. MiniWoB++: --episodes seeded episodes of each task type in --miniwob. Every policy runs over --seeds: the
@@ -39,7 +40,9 @@ from flows.demo import bundled_site_configs  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
 SITES = ("shop", "forum", "classifieds")
-ROWS = ("random", "zero-shot", "few-shot", "world-model", "adaptive")  # few-shot: the Actor with demonstrations
+FLOORS = ("random", "ranker")  # no model
+# few-shot: the Actor with demonstrations
+ROWS = ("random", "ranker", "zero-shot", "few-shot", "world-model", "adaptive")
 # MiniWoB++ types on which a random policy scored 0 of 3 episodes (`scalehop eval miniwob --policy random
 # --episodes 3 --max-steps 6`): a type the floor passes measures nothing (click-button, focus-text: 3 of 3). Later
 # seeds (1, 2; 4 steps) passed click-widget, click-checkboxes and click-test-transfer by chance: read SR against
@@ -76,7 +79,7 @@ def evaluate(episodes, policy, folder: Path, row: str, target: str, seed: int, m
         eval_id=folder.name,
         suite=target,
         policy=row,
-        model=None if row == "random" else "smollm2-135m",
+        model=None if row in FLOORS else "smollm2-135m",
         adapter=None if adapter is None else str(adapter),
         max_steps=max_steps,
         seed=seed,
@@ -122,7 +125,7 @@ def main() -> None:
         sites = {c.name: c for c in bundled_site_configs(servers.urls)}
         urls = {n: s.start_url for n, s in sites.items()}
         tasks = [t for name in SITES for t in load_suite(f"bundled:{name}:test", urls)[: args.per_site]]
-        if any(r != "random" for r in rows):
+        if any(r not in FLOORS for r in rows):
             from explorer.models import Embedder, ModelConfig, load_model
 
             model, similarity = load_model(ModelConfig()), Embedder().similarity

@@ -1,5 +1,6 @@
-"""Agent policies for the evaluation harness (`evals.policy.Policy`): a random floor, the Actor (zero- or
-few-shot), a world model after WMA (Chae et al., 2024) and an adaptive two-system agent after CogniWeb.
+"""Agent policies for the evaluation harness (`evals.policy.Policy`): two floors (random, and the ranker: the
+element closest to the task, no model), the Actor (zero- or few-shot), a world model after WMA (Chae et al., 2024)
+and an adaptive two-system agent after CogniWeb.
 
 Model calls run off the event loop (`asyncio.to_thread`). `Decision.tokens` is the growth of the model's usage
 total over the decision, so a model shared with other concurrent work counts that work too.
@@ -16,8 +17,10 @@ from evals.policy import Considered, Decision, HistoryItem, System
 from explorer.candidates import action_for, usable_elements
 from explorer.config import SiteConfig
 from explorer.models import ChatModel
+from explorer.observe import text_lines
 from explorer.records import Action, Element, Observation
 from explorer.roles import RoleStats, act, predict
+from explorer.roles.shortlist import Embed, closest
 
 Similarity = Callable[[str, str], float]
 Shot = tuple[str, str]  # (prompt, answer): a demonstration in the Actor's own format
@@ -78,6 +81,25 @@ class RandomPolicy:
             return _stop("nothing to act on", "random")
         el = self.rng.choice(usable)
         return Decision(action=action_for(el, self.rng), reasoning="random", system="random")
+
+
+class RankerPolicy:
+    """The ranking's floor, no model: every step, the plausible action (`candidates.action_for`) of the usable
+    element closest to the intent, the first line of the Actor's shortlist; it stops only when there is nothing to
+    act on. The Actor is shown its elements in this order, so this is what the ranking alone completes."""
+
+    name = "ranker"
+
+    def __init__(self, *, site: SiteConfig | None = None, embed: Embed | None = None) -> None:
+        self.site, self.embed = site, embed
+
+    async def decide(self, intent: str, obs: Observation, history: list[HistoryItem]) -> Decision:
+        """The closest usable element's action, or stop when there is none."""
+        usable = actionable(obs, self.site)
+        if not usable:
+            return _stop("nothing to act on", "ranker")
+        top = usable[closest(intent, text_lines(obs.url, usable), self.embed)[0]]
+        return Decision(action=action_for(top, random.Random(0)), reasoning="closest to the task", system="ranker")
 
 
 class ActorPolicy:
@@ -264,13 +286,15 @@ class AdaptivePolicy:
         return None
 
 
-POLICIES = ("actor", "world-model", "adaptive", "random")
+POLICIES = ("actor", "world-model", "adaptive", "random", "ranker")
 
 
 def make_policy(name: str, model: ChatModel | None, similarity: Similarity | None, shots: Shots | None = None, seed=0):
     """The policy named `name` (one of POLICIES) on `model`; the world model's Actor shares `shots`."""
     if name == "random":
         return RandomPolicy(seed=seed)
+    if name == "ranker":
+        return RankerPolicy()
     if model is None:
         raise ValueError(f"policy {name!r} needs a model")
     actor = ActorPolicy(model, shots=shots)

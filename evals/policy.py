@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from explorer.records import Action, Observation
 
-System = Literal["actor", "world-model", "random", "scripted"]
+System = Literal["actor", "world-model", "random", "ranker", "scripted"]
 
 
 class Considered(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 from explorer.config import BrowserConfig
 from explorer.errors import ConfigError, SiteUnreachable
 
-POLICIES = ("actor", "world-model", "adaptive", "random")  # evals.policies.POLICIES, without importing it here
+POLICIES = ("actor", "world-model", "adaptive", "random", "ranker")  # evals.policies.POLICIES, not imported here
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="a site of the tasks (URL or site config); repeat per site",
     )
     p.add_argument(
-        "--policy", choices=POLICIES, default="actor", help="actor, world-model, adaptive, or random (the floor)"
+        "--policy",
+        choices=POLICIES,
+        default="actor",
+        help="actor, world-model, adaptive; or a floor: random, or ranker (the element closest to the task)",
     )
     model_args(p)
     p.add_argument("--adapters", help="comma-separated adapters to compare side by side (base: the base model)")
@@ -117,7 +120,7 @@ async def _evaluate(args: argparse.Namespace, adapters: list[str | None], out: P
                     eval_id=folder.name,
                     suite=args.target,
                     policy=args.policy,
-                    model=None if args.policy == "random" else args.model,
+                    model=None if args.policy in ("random", "ranker") else args.model,
                     adapter=adapter,
                     max_steps=args.max_steps,
                     seed=args.seed,
@@ -186,8 +189,8 @@ def _policy(args: argparse.Namespace, adapter: str | None):
     """The policy named by --policy, on the model (with `adapter`)."""
     from evals.policies import make_policy
 
-    if args.policy == "random":
-        return make_policy("random", None, None, seed=args.seed)
+    if args.policy in ("random", "ranker"):  # the floors: no model
+        return make_policy(args.policy, None, None, seed=args.seed)
     from explorer.models import Embedder, load_model
     from flows.cli import model_config
 

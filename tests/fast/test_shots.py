@@ -4,7 +4,8 @@ the prompt, and the errors.
 The dataset is a tiny one written here with `datasets.Dataset.from_list(...).save_to_disk`, with the columns of
 `datasets/schemas/*.json` that the retriever reads. The embedding is a deterministic fake passed in (word counts
 over a small vocabulary) on purpose: it makes the retrieval order computable by hand and keeps this tier free of
-model weights; the real MiniLM `Embedder().embed` is the default `scalehop eval --shots` uses.
+model weights; the real MiniLM `Embedder().embed` is the default `scalehop eval --shots` uses. (The prompts'
+element lines are ordered by the Actor's shortlist, which does use MiniLM: `explorer.roles.shortlist`.)
 """
 
 from __future__ import annotations
@@ -159,8 +160,8 @@ def test_prompt_is_the_actors_question(dataset):
         "Headings: Jackets",
         "Earlier steps: none",
         "Elements:",
+        '[2] link "Rain jacket" -> /p/1',  # the shortlist (MiniLM): closest to the task first
         '[1] link "Home" -> /',
-        '[2] link "Rain jacket" -> /p/1',
     ]
     # the Actor places the shots as earlier turns, between its system text and its question
     turns = actor_messages("Buy boots", _page_obs(), [], shots=[(demo.prompt, demo.answer)])

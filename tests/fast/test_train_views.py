@@ -13,7 +13,9 @@ import pytest
 
 from evals.shots import load_demonstrations
 from explorer.errors import ConfigError
-from explorer.roles.actor import PREFILL, actor_messages, parse_action
+from explorer.observe import text_lines
+from explorer.roles.actor import MAX_SHOWN, PREFILL, actor_messages, parse_action
+from explorer.roles.shortlist import shortlist
 from tests.fast.conftest import PAGES
 from tests.fast.test_shots import shown_elements, write_dataset
 from training.config import TrainConfig
@@ -27,7 +29,9 @@ def test_the_dataset_prompt_is_the_live_actors_prompt():
     obs = PAGES["home"]
     assert obs.texts, "the page must have text blocks, or the check misses them"
     history = ['click link "Jackets"', "back"]
-    live = actor_messages("Find boots", obs, obs.elements, history)
+    lines = text_lines(obs.url, obs.elements)
+    shown = [obs.elements[i] for i in shortlist("Find boots", lines, MAX_SHOWN)]  # as `act` shows them
+    live = actor_messages("Find boots", obs, shown, history)
     from_dataset = demo_prompt("Find boots", obs.text, history, None, obs.texts)
     assert from_dataset == live[-1]["content"]
     assert "Text: Free returns." in from_dataset
