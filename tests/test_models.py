@@ -257,9 +257,10 @@ def test_batched_model_merges_concurrent_calls_of_different_roles(model):
     from explorer.models.batcher import BatchedModel
 
     shared = BatchedModel(model)
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     try:
-        busy = shared.batcher.call(release.wait)  # the worker is busy: what comes next queues up
+        busy = shared.batcher.call(lambda: started.set() or release.wait())
+        started.wait(60)  # the worker runs the busy call (it took its batch before): what comes next queues up
         grammars = [r" (1|2)\nREASON: [^\n]{1,30}", r" (yes|no)\nREASON: [^\n]{1,30}", None]
         with ThreadPoolExecutor(3) as pool:
             futures = [
@@ -267,7 +268,9 @@ def test_batched_model_merges_concurrent_calls_of_different_roles(model):
                 for i, g in enumerate(grammars)
             ]
             scored = pool.submit(shared.option_scores, PROMPT, [" Apple", " Zebra"], role="ctx-scores")
-            time.sleep(0.5)
+            deadline = time.monotonic() + 60
+            while shared.batcher._queue.qsize() < len(grammars) and time.monotonic() < deadline:
+                time.sleep(0.05)  # until the three calls wait behind the busy worker
             release.set()
             answers = [f.result(timeout=120) for f in futures]
         busy.result()
