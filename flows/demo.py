@@ -148,14 +148,17 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
 
 
 def test_tasks(sites: list[SiteConfig], out: Path, adapter: Path | None, chromium: str | None) -> dict[str, Score]:
-    """Task success on the bundled test split (TEST): the random floor, the Actor with the base model and with
-    `adapter` (if any): name -> Score."""
+    """Task success on the bundled test split (TEST): the floors (random, ranker), the Actor with the base model
+    and with `adapter` (if any): name -> Score."""
     from evals.results import score
     from explorer.config import BrowserConfig
     from explorer.models import load_model
 
     model, browser = load_model(ModelConfig()), BrowserConfig(executable=chromium)
-    floor = {"random (floor)": score(evaluate_tasks(None, None, TEST, sites, out / "random", browser, "random"))}
+    floor = {  # the floors need no model: a random element, and the element closest to the task (the ranking)
+        f"{name} (floor)": score(evaluate_tasks(None, None, TEST, sites, out / name, browser, name))
+        for name in ("random", "ranker")
+    }
     models = {"base": None} | ({"adopted": adapter} if adapter is not None else {})
     return floor | {
         name: score(evaluate_tasks(model, a, TEST, sites, out / name, browser)) for name, a in models.items()

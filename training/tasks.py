@@ -70,8 +70,9 @@ def evaluate_tasks(
     browser: BrowserConfig | None = None,
     policy: str = "actor",
 ) -> list[TaskResult]:
-    """`policy` (the Actor; `random`: the floor, no model) on every target with `adapter` loaded (None: the base
-    model); results of all targets in order. Call from synchronous code (the harness runs its own event loop)."""
+    """`policy` (the Actor; `random`, `ranker`: the floors, no model) on every target with `adapter` loaded (None:
+    the base model); results of all targets in order. Call from synchronous code (the harness runs its own event
+    loop)."""
     if model is None:
         return _run_targets(None, None, cfg, sites, folder, browser, policy)
     previous = model.adapter_id

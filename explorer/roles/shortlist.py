@@ -6,8 +6,8 @@ header and navigation, so a task's target further down was never shown. The shor
 whose text (without the mark) is closest to the task's intent by cosine of MiniLM embeddings, closest first. The
 order matters to a small model, which leans on the first lines: on the first 8 `dev` tasks of each bundled site
 the embedded Actor completed 0, 0, 0 with the first 15 elements in page order, 1, 0, 0 with the shortlist in page
-order, and more with it closest first (README). So the ranking does part of the work, and the `ranker` policy
-(`evals.policies`: the first line's action, no model) is the floor that says how much. The live Actor
+order and 3, 1, 2 with it closest first (README). The `ranker` policy (`evals.policies`: the first line's action,
+no model) completed 3, 2, 2: the ranking does that work, and it is the floor a model has to beat. The live Actor
 (`actor.act`) and the training and few-shot views built from datasets (`evals.shots.demo_prompt`) shortlist
 alike; a dataset's acted-on line takes the last place when the ranking leaves it out (`keep`), so no training
 example shows a line the ranking would not.
