@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
@@ -32,6 +33,22 @@ VIEWPORT = (640, 400)
 MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 VERIFY_REASONING = "verification: a random action"  # what the engine tells the Predictor in verification
 _TAGS = {"link": "a", "button": "button", "textbox": "input"}
+
+
+SHORTLIST_WORDS = ("jacket", "boot", "cart", "search", "price", "sort", "kitchen", "tent", "home")
+
+
+def word_embed(texts):
+    """A stand-in for MiniLM in this tier: word counts over SHORTLIST_WORDS, L2-normalized."""
+    rows = np.array([[t.lower().count(w) for w in SHORTLIST_WORDS] for t in texts], dtype=np.float32)
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+
+@pytest.fixture(autouse=True)
+def _no_minilm(monkeypatch):
+    """The Actor's shortlist ranks element lines with MiniLM by default; this tier loads no model weights, so it
+    ranks with `word_embed` (tests/test_actor.py runs the real one)."""
+    monkeypatch.setattr("explorer.roles.shortlist.default_embed", lambda: word_embed)
 
 
 def element(mark: int, role: str, name: str, href: str | None = None) -> Element:

@@ -5,7 +5,7 @@ The dataset is a tiny one written here with `datasets.Dataset.from_list(...).sav
 `datasets/schemas/*.json` that the retriever reads. The embedding is a deterministic fake passed in (word counts
 over a small vocabulary) on purpose: it makes the retrieval order computable by hand and keeps this tier free of
 model weights; the real MiniLM `Embedder().embed` is the default `scalehop eval --shots` uses. (The prompts'
-element lines are ordered by the Actor's shortlist, which does use MiniLM: `explorer.roles.shortlist`.)
+element lines are ordered by the Actor's shortlist, ranked here by conftest's word counts.)
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def test_prompt_is_the_actors_question(dataset):
         "Headings: Jackets",
         "Earlier steps: none",
         "Elements:",
-        '[2] link "Rain jacket" -> /p/1',  # the shortlist (MiniLM): closest to the task first
+        '[2] link "Rain jacket" -> /p/1',  # the shortlist: closest to the task first
         '[1] link "Home" -> /',
     ]
     # the Actor places the shots as earlier turns, between its system text and its question
