@@ -31,7 +31,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from bench.common import print_table  # noqa: E402
 from evals.harness import run_eval  # noqa: E402
 from evals.miniwob import MiniWoBServer  # noqa: E402
-from evals.policies import POLICIES, make_policy  # noqa: E402
+from evals.policies import FLOORS, POLICIES, make_policy  # noqa: E402
 from evals.results import EvalRun, score  # noqa: E402
 from evals.suites import load_suite  # noqa: E402
 from evals.targets import miniwob_episodes, web_episodes  # noqa: E402
@@ -40,7 +40,6 @@ from flows.demo import bundled_site_configs  # noqa: E402
 from sites import serve_sites  # noqa: E402
 
 SITES = ("shop", "forum", "classifieds")
-FLOORS = ("random", "ranker")  # no model
 # few-shot: the Actor with demonstrations
 ROWS = ("random", "ranker", "zero-shot", "few-shot", "world-model", "adaptive")
 # MiniWoB++ types on which a random policy scored 0 of 3 episodes (`scalehop eval miniwob --policy random

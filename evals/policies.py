@@ -287,14 +287,13 @@ class AdaptivePolicy:
 
 
 POLICIES = ("actor", "world-model", "adaptive", "random", "ranker")
+FLOORS = ("random", "ranker")  # the policies that need no model
 
 
 def make_policy(name: str, model: ChatModel | None, similarity: Similarity | None, shots: Shots | None = None, seed=0):
     """The policy named `name` (one of POLICIES) on `model`; the world model's Actor shares `shots`."""
-    if name == "random":
-        return RandomPolicy(seed=seed)
-    if name == "ranker":
-        return RankerPolicy()
+    if name in FLOORS:
+        return RandomPolicy(seed=seed) if name == "random" else RankerPolicy()
     if model is None:
         raise ValueError(f"policy {name!r} needs a model")
     actor = ActorPolicy(model, shots=shots)

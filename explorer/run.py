@@ -78,7 +78,7 @@ async def run_exploration(
     whose start URL cannot be reached raises SiteUnreachable and leaves no run folder behind."""
     store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
     rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
-    model = None
+    model = batched = None
     if cfg.strategy == "scale":
         from explorer.models import Embedder, load_model
 
@@ -86,7 +86,7 @@ async def run_exploration(
         if cfg.contexts > 1 and hasattr(model, "generate_rows"):  # local: the contexts' calls share batches
             from explorer.models.batcher import BatchedModel
 
-            model = BatchedModel(model)
+            model = batched = BatchedModel(model)
         similarity = Embedder().similarity
     budget = Budget(cfg, tracker, model)
     engine, empty = None, False
@@ -126,8 +126,8 @@ async def run_exploration(
                 store.set_meta(key, value)
             summary = write_metrics(store, tracker.graph, stopped_by=budget.exhausted())
             store.close()
-        if hasattr(model, "batcher"):  # the contexts' batching thread
-            model.close()
+        if batched is not None:  # the contexts' batching thread
+            batched.close()
     return summary
 
 

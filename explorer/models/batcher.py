@@ -31,18 +31,13 @@ class Job:
     stop: tuple[str, ...]
     grammar: str | None = None  # a regex the completion must match
     role: str | None = None  # accounted to; None: the served name
-    use_adapter: bool | None = None  # None: use `adapter` if one is named (the server's requests)
+    use_adapter: bool = True  # False: the base model's weights
     future: Future = field(default_factory=Future, compare=False)
 
     @property
     def key(self) -> tuple:
         """What must be equal for two jobs to share a batch."""
-        return (self.adapter, self.uses_adapter, self.temperature, self.stop)
-
-    @property
-    def uses_adapter(self) -> bool:
-        """Whether the job runs with adapter weights."""
-        return self.adapter is not None if self.use_adapter is None else self.use_adapter
+        return (self.adapter, self.use_adapter, self.temperature, self.stop)
 
 
 @dataclass(frozen=True)
@@ -107,9 +102,8 @@ class Batcher:
 
     def _run(self, group: list[Job]) -> None:
         head = group[0]
-        default = self.model.config.max_new_tokens
         rows = [
-            Row(j.messages, j.images, j.max_tokens or default, j.grammar, j.role or j.adapter or self.model.model_id)
+            Row(j.messages, j.images, j.max_tokens, j.grammar, j.role or j.adapter or self.model.model_id)
             for j in group
         ]
         try:
@@ -117,7 +111,7 @@ class Batcher:
                 rows,
                 temperature=head.temperature,
                 stop=list(head.stop),
-                use_adapter=head.uses_adapter,
+                use_adapter=head.use_adapter,
                 adapter=head.adapter,
             )
         except Exception as exc:  # the callers see the model's error; the worker lives on
@@ -136,7 +130,7 @@ def _settle(future: Future, fn: Callable[[], object]) -> None:
         future.set_exception(exc)
 
 
-_CALL = {"adapter": None, "max_tokens": None, "temperature": 0.0, "grammar": None, "role": None, "use_adapter": True}
+_CALL = {"adapter": None, "max_tokens": None, "temperature": 0.0}  # generate_batch defaults Job lacks
 
 
 class BatchedModel:

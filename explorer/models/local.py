@@ -213,10 +213,7 @@ class LocalModel:
     ) -> list[Generation]:
         """Answer conversations in batches of up to `config.batch_size`, grouped by prompt length; in order."""
         images = list(images) if images is not None else [None] * len(conversations)
-        rows = [
-            Row(c, im, max_tokens or self.config.max_new_tokens, grammar, role)
-            for c, im in zip(conversations, images, strict=True)
-        ]
+        rows = [Row(c, im, max_tokens, grammar, role) for c, im in zip(conversations, images, strict=True)]
         return self.generate_rows(rows, temperature=temperature, stop=stop, use_adapter=use_adapter, adapter=adapter)
 
     def generate_rows(
@@ -367,7 +364,7 @@ class LocalModel:
         else:
             inputs = inputs.to(self.device)
         width = inputs["input_ids"].shape[1]
-        limits = [r.max_tokens for r in rows]
+        limits = [r.max_tokens or self.config.max_new_tokens for r in rows]
         processors: list = [clock]
         grammars = [r.grammar for r in rows] if self.enforces_grammar else []
         if any(g is not None for g in grammars):
@@ -440,7 +437,7 @@ class Row:
 
     messages: Sequence[Message]
     images: Sequence[bytes] | None
-    max_tokens: int
+    max_tokens: int | None  # None: the config's max_new_tokens
     grammar: str | None = None  # a regex the completion must match
     role: str | None = None  # accounted to
 

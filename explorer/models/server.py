@@ -94,10 +94,12 @@ def create_app(model: LocalModel) -> FastAPI:
         except (KeyError, ValueError, AttributeError) as exc:
             return error(400, f"bad messages: {exc}")
         stop = [request.stop] if isinstance(request.stop, str) else request.stop or []
+        adapter = None if name == model.model_id else name
         job = Job(
             messages=messages,
             images=images,
-            adapter=None if name == model.model_id else name,
+            adapter=adapter,
+            use_adapter=adapter is not None,  # the served base name: the base weights
             max_tokens=request.max_completion_tokens or request.max_tokens,
             temperature=request.temperature,
             stop=tuple(stop),

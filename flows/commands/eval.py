@@ -14,6 +14,7 @@ from explorer.config import BrowserConfig
 from explorer.errors import ConfigError, SiteUnreachable
 
 POLICIES = ("actor", "world-model", "adaptive", "random", "ranker")  # evals.policies.POLICIES, not imported here
+FLOORS = ("random", "ranker")  # evals.policies.FLOORS: no model
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -120,7 +121,7 @@ async def _evaluate(args: argparse.Namespace, adapters: list[str | None], out: P
                     eval_id=folder.name,
                     suite=args.target,
                     policy=args.policy,
-                    model=None if args.policy in ("random", "ranker") else args.model,
+                    model=None if args.policy in FLOORS else args.model,
                     adapter=adapter,
                     max_steps=args.max_steps,
                     seed=args.seed,
@@ -189,7 +190,7 @@ def _policy(args: argparse.Namespace, adapter: str | None):
     """The policy named by --policy, on the model (with `adapter`)."""
     from evals.policies import make_policy
 
-    if args.policy in ("random", "ranker"):  # the floors: no model
+    if args.policy in FLOORS:
         return make_policy(args.policy, None, None, seed=args.seed)
     from explorer.models import Embedder, load_model
     from flows.cli import model_config
