@@ -35,7 +35,7 @@ demo: setup
 	$(VENV)/bin/scalehop demo
 
 test: setup
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=15
 
 test-fast: setup
 	$(PY) -m pytest -q tests/fast
