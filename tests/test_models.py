@@ -267,21 +267,56 @@ def test_batched_model_merges_concurrent_calls_of_different_roles(model):
                 pool.submit(shared.generate, PROMPTS[i], max_tokens=6 + 4 * i, role=f"ctx-{i}", grammar=g)
                 for i, g in enumerate(grammars)
             ]
-            scored = pool.submit(shared.option_scores, PROMPT, [" Apple", " Zebra"], role="ctx-scores")
+            scored = [
+                pool.submit(shared.option_scores, p, [" Apple", " Zebra"], role=f"scores-{i}")
+                for i, p in enumerate(PROMPTS[:2])
+            ]
             deadline = time.monotonic() + 60
-            while shared.batcher._queue.qsize() < len(grammars) and time.monotonic() < deadline:
-                time.sleep(0.05)  # until the three calls wait behind the busy worker
+            while shared.batcher._queue.qsize() < len(grammars) + 2 and time.monotonic() < deadline:
+                time.sleep(0.05)  # until the three calls and two scorings wait behind the busy worker
             release.set()
             answers = [f.result(timeout=120) for f in futures]
         busy.result()
-        assert len(scored.result()) == 2
+        assert [len(f.result()) for f in scored] == [2, 2]
     finally:
         shared.close()
     report = model.usage_report()
     assert [report[f"ctx-{i}"]["calls"] for i in range(3)] == [1, 1, 1]
+    assert report["scores-0"]["seconds"] == report["scores-1"]["seconds"]  # one forward pass, its time shared
     assert re.match(r" (1|2)\n", answers[0].text) and re.match(r" (yes|no)\n", answers[1].text)
     assert [a.usage.completion_tokens <= 6 + 4 * i for i, a in enumerate(answers)] == [True] * 3
     assert len({a.usage.seconds for a in answers}) == 1  # one batch: the same call's seconds
+
+
+def test_option_scores_of_several_prompts_in_one_pass_match_lone_ones_and_are_cached(model):
+    """`option_scores_many` (several contexts' Predictors scoring their outcome kinds together): the same scores as
+    each prompt alone on a model without prefix reuse, options that share a first token included (scored token by
+    token), and every prompt of the shared pass is kept in the prefix cache for the generation that follows."""
+    from explorer.models.local import Options
+    from explorer.roles.predictor import KINDS
+
+    plain = LocalModel(ModelConfig(dtype="float32", prefix_cache=False, draft_tokens=0))
+    pages = ["Tents & Shelter, Timber Cooler, Cart", "General Discussion, Gardening, Members", "Cars, Boats, Contact"]
+    asks = [
+        Options(
+            [
+                {"role": "system", "content": f"You explore a site. The page shows: {page}. " * 4},
+                {"role": "user", "content": "What will clicking the first link do?"},
+                {"role": "assistant", "content": "OUTCOME:"},
+            ],
+            KINDS,
+            role="kinds",
+        )
+        for page in pages
+    ]
+    asks.append(Options(asks[0].messages, [" A", " AB"], role="kinds"))  # one first token: scored in full
+    model.prefixes.clear()
+    many = model.option_scores_many(asks)
+    for scores, ask in zip(many, asks, strict=True):
+        assert scores == pytest.approx(plain.option_scores(ask.messages, ask.options), abs=1e-3)
+    before = model.prefixes.reused
+    model.generate([*asks[1].messages[:2], {"role": "assistant", "content": "OUTCOME: Appears:"}], max_tokens=3)
+    assert model.prefixes.reused - before > 40  # the second page's prompt, kept by the shared pass
 
 
 def test_the_grammar_follows_drafts_that_are_rolled_back(model):

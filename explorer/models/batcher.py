@@ -3,8 +3,10 @@
 No waiting window: while one batch runs, new requests queue up, and they form the next batch. So a lone request
 runs at once, and under load batches grow by themselves (up to the model's batch size). Requests that differ in
 grammar, token limit or role still share a batch (`LocalModel.generate_rows`); only the weights (adapter),
-temperature and stop strings must agree. `serve-model` batches its HTTP requests here, and `BatchedModel` puts
-SCALE's browser contexts, each in its own thread, on one model the same way.
+temperature and stop strings must agree. Option scores (the Predictor's outcome kind) queued together are scored
+in one forward pass too (`LocalModel.option_scores_many`), before the generations queued with them.
+`serve-model` batches its HTTP requests here, and `BatchedModel` puts SCALE's browser contexts, each in its own
+thread, on one model the same way.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from explorer.models.base import Generation, Message
-from explorer.models.local import LocalModel, Row
+from explorer.models.local import LocalModel, Options, Row
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,17 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Scoring:
+    """One option-scoring request; those with equal `use_adapter` are scored in one forward pass."""
+
+    options: Options
+    use_adapter: bool = True
+    future: Future = field(default_factory=Future, compare=False)
+
+
+@dataclass(frozen=True)
 class _Call:
-    """Work that needs the model to itself (option scores): run on the worker thread, between batches."""
+    """Work that needs the model to itself: run on the worker thread, between batches."""
 
     fn: Callable[[], object]
     future: Future = field(default_factory=Future, compare=False)
@@ -53,7 +64,7 @@ class Batcher:
 
     def __init__(self, model: LocalModel) -> None:
         self.model = model
-        self._queue: queue.SimpleQueue[list[Job] | _Call | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[Job] | Scoring | _Call | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._work, name="model-batcher", daemon=True)
         self._thread.start()
 
@@ -65,6 +76,11 @@ class Batcher:
         """Queue jobs together (they reach the same batch where their keys agree); their futures, in order."""
         self._queue.put(list(jobs))
         return [j.future for j in jobs]
+
+    def score(self, scoring: Scoring) -> Future:
+        """Queue option scores; the future resolves to the list of scores (or the model's exception)."""
+        self._queue.put(scoring)
+        return scoring.future
 
     def call(self, fn: Callable[[], object]) -> Future:
         """Run `fn()` on the worker thread, alone; its future resolves to the result (or the exception)."""
@@ -91,14 +107,23 @@ class Batcher:
                 items.append(item)
                 jobs += len(item) if isinstance(item, list) else 0
             groups: dict[tuple, list[Job]] = {}
+            scorings: dict[bool, list[Scoring]] = {}
             for item in items:
                 if isinstance(item, _Call):
                     _settle(item.future, item.fn)
+                elif isinstance(item, Scoring):
+                    scorings.setdefault(item.use_adapter, []).append(item)
                 else:
                     for job in item:
                         groups.setdefault(job.key, []).append(job)
+            for use_adapter, asks in scorings.items():
+                self._score(asks, use_adapter)
             for group in groups.values():
                 self._run(group)
+
+    def _score(self, asks: list[Scoring], use_adapter: bool) -> None:
+        options = [a.options for a in asks]
+        _resolve([a.future for a in asks], lambda: self.model.option_scores_many(options, use_adapter=use_adapter))
 
     def _run(self, group: list[Job]) -> None:
         head = group[0]
@@ -106,20 +131,29 @@ class Batcher:
             Row(j.messages, j.images, j.max_tokens, j.grammar, j.role or j.adapter or self.model.model_id)
             for j in group
         ]
-        try:
-            results: list[Generation] = self.model.generate_rows(
+        _resolve(
+            [j.future for j in group],
+            lambda: self.model.generate_rows(
                 rows,
                 temperature=head.temperature,
                 stop=list(head.stop),
                 use_adapter=head.use_adapter,
                 adapter=head.adapter,
-            )
-        except Exception as exc:  # the callers see the model's error; the worker lives on
-            for j in group:
-                j.future.set_exception(exc)
-            return
-        for j, result in zip(group, results, strict=True):
-            j.future.set_result(result)
+            ),
+        )
+
+
+def _resolve(futures: list[Future], fn: Callable[[], list]) -> None:
+    """Resolve each future with its item of `fn()`, or every one with its exception (the callers see the model's
+    error; the worker lives on)."""
+    try:
+        results = fn()
+    except Exception as exc:
+        for future in futures:
+            future.set_exception(exc)
+        return
+    for future, result in zip(futures, results, strict=True):
+        future.set_result(result)
 
 
 def _settle(future: Future, fn: Callable[[], object]) -> None:
@@ -159,13 +193,17 @@ class BatchedModel:
         jobs = [Job(c, im, stop=stop, **(_CALL | call)) for c, im in zip(conversations, images, strict=True)]
         return [f.result() for f in self.batcher.submit_many(jobs)]
 
-    def option_scores(self, *args, **kwargs) -> list[float]:
-        """The wrapped model's option scores, run on the worker thread."""
-        return self.batcher.call(lambda: self.model.option_scores(*args, **kwargs)).result()
+    def option_scores(
+        self, messages: Sequence[Message], options: Sequence[str], *, images=None, role=None, use_adapter=True
+    ) -> list[float]:
+        """The wrapped model's option scores (see LocalModel), scored with what other threads ask meanwhile."""
+        ask = Scoring(Options(messages, options, images, role), use_adapter)
+        return self.batcher.score(ask).result()
 
-    def choose(self, *args, **kwargs) -> int | None:
-        """The wrapped model's choice, run on the worker thread."""
-        return self.batcher.call(lambda: self.model.choose(*args, **kwargs)).result()
+    def choose(self, messages, options, images=None, *, role=None, use_adapter=True) -> int | None:
+        """The option the model finds likeliest as the continuation (the argmax of `option_scores`)."""
+        scores = self.option_scores(messages, options, images=images, role=role, use_adapter=use_adapter)
+        return max(range(len(options)), key=scores.__getitem__)
 
     def close(self) -> None:
         """Stop the worker thread (the model stays loaded)."""

@@ -280,38 +280,73 @@ class LocalModel:
         When the options start with different tokens (the usual case: a grammar's keywords) that is the first
         token's, from one forward pass over the prompt, as a constrained decoder's first step would see it;
         otherwise every option's tokens are scored (summed) in one batch."""
-        prompt = self.prompt_text(messages, len(images or ()))
+        ask = Options(messages, options, images, role)
+        return self.option_scores_many([ask], use_adapter=use_adapter)[0]
+
+    def option_scores_many(self, asks: Sequence[Options], *, use_adapter: bool = True) -> list[list[float]]:
+        """The option scores of several prompts (see `option_scores`; several contexts' Predictors, merged by
+        `batcher.py`). Prompts whose options start with different tokens share one forward pass, each row on its
+        own cached prefix, and each prompt is kept in the prefix cache, as a lone call's is; the others are
+        scored one at a time."""
+        prompts = [self.prompt_text(a.messages, len(a.images or ())) for a in asks]
+        firsts = [self._first_tokens(p, a) for p, a in zip(prompts, asks, strict=True)]
+        scores: list[list[float] | None] = [None] * len(asks)
+        for i, first in enumerate(firsts):
+            if first is None:
+                scores[i] = self._score_tokens(prompts[i], asks[i], use_adapter)
+        distinct = [i for i, first in enumerate(firsts) if first is not None]
+        if not distinct:
+            return scores  # type: ignore[return-value]
         t0 = time.perf_counter()
-        n_prompt = len(self._encode([prompt], [images])["input_ids"][0])
-        rows = self._encode([prompt + o for o in options], [images] * len(options))
-        first = [
-            ids[-(length - n_prompt)]
-            for ids, length in zip(rows["input_ids"].tolist(), rows["attention_mask"].sum(1).tolist(), strict=True)
-        ]
-        distinct = len(set(first)) == len(first) and all(n > n_prompt for n in rows["attention_mask"].sum(1).tolist())
-        inputs = self._encode([prompt], [images]) if distinct else rows
-        # only the logits that score option tokens: many long options would otherwise hold rows x length x vocab
-        keep = 1 if distinct else max(rows["attention_mask"].sum(1).tolist()) - n_prompt + 1
+        inputs = self._encode([prompts[i] for i in distinct], [asks[i].images for i in distinct])
         with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
             clock = _Clock()
-            inputs, logits = self._forward(inputs, keep, n_prompt - 1, self._weights_key(None, use_adapter), clock)
-        if distinct:
-            scores = torch.log_softmax(logits[0, -1], dim=-1)[first].tolist()
-        else:
-            ids, lengths = inputs["input_ids"], inputs["attention_mask"].sum(dim=1).tolist()
-            scored = ids[:, ids.shape[1] - keep + 1 :, None]  # the tokens the kept logits predict
-            logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, scored)[..., 0]
-            # each row's option tokens are its last (length - n_prompt) tokens (left padding, or padding after a
-            # shared prefix)
-            scores = [logprobs[row, -(n - n_prompt) :].sum().item() for row, n in enumerate(lengths)]
+            key = self._weights_key(None, use_adapter)
+            inputs, logits = self._forward(inputs, 1, None, key, clock, remember=len(distinct) > 1)
+        logprobs = torch.log_softmax(logits[:, -1], dim=-1)
+        seconds = time.perf_counter() - t0
+        parts, tokens = clock.split(t0, seconds), inputs["attention_mask"].sum(1).tolist()
+        share = 1 / len(distinct)
+        for row, i in enumerate(distinct):
+            scores[i] = logprobs[row, firsts[i]].tolist()
+            usage = Usage(int(tokens[row]), 0, seconds)
+            self._meter.record(asks[i].role, [usage], seconds * share, **{k: v * share for k, v in parts.items()})
+        return scores  # type: ignore[return-value]
+
+    def _first_tokens(self, prompt: str, ask: Options) -> list[int] | None:
+        """The first token of each option after `prompt`, where they all differ (and none is empty); else None."""
+        n_prompt = len(self._encode([prompt], [ask.images])["input_ids"][0])
+        rows = self._encode([prompt + o for o in ask.options], [ask.images] * len(ask.options))
+        lengths = rows["attention_mask"].sum(1).tolist()
+        ids = rows["input_ids"].tolist()
+        first = [row[-(n - n_prompt)] for row, n in zip(ids, lengths, strict=True) if n > n_prompt]
+        return first if len(first) == len(ask.options) and len(set(first)) == len(first) else None
+
+    def _score_tokens(self, prompt: str, ask: Options, use_adapter: bool) -> list[float]:
+        """Every option's tokens scored (summed log-probabilities), the options in one batch."""
+        t0 = time.perf_counter()
+        n_prompt = len(self._encode([prompt], [ask.images])["input_ids"][0])
+        rows = self._encode([prompt + o for o in ask.options], [ask.images] * len(ask.options))
+        # only the logits that score option tokens: many long options would otherwise hold rows x length x vocab
+        keep = max(rows["attention_mask"].sum(1).tolist()) - n_prompt + 1
+        with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
+            clock = _Clock()
+            inputs, logits = self._forward(rows, keep, n_prompt - 1, self._weights_key(None, use_adapter), clock)
+        ids, lengths = inputs["input_ids"], inputs["attention_mask"].sum(dim=1).tolist()
+        scored = ids[:, ids.shape[1] - keep + 1 :, None]  # the tokens the kept logits predict
+        logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, scored)[..., 0]
+        # each row's option tokens are its last (length - n_prompt) tokens (left padding, or padding after a shared
+        # prefix)
+        scores = [logprobs[row, -(n - n_prompt) :].sum().item() for row, n in enumerate(lengths)]
         seconds = time.perf_counter() - t0
         tokens = int(inputs["attention_mask"].sum())
-        self._meter.record(role, [Usage(tokens, 0, seconds)], seconds, **clock.split(t0, seconds))
+        self._meter.record(ask.role, [Usage(tokens, 0, seconds)], seconds, **clock.split(t0, seconds))
         return scores
 
-    def _forward(self, inputs, keep: int, limit: int, key: object, clock: _Clock):
+    def _forward(self, inputs, keep: int, limit: int | None, key: object, clock: _Clock, remember: bool = False):
         """(the inputs as laid out, the last `keep` positions' logits) of one forward pass over a batch; a prefix
-        the rows share with a recent call (at most `limit` tokens) is read from the prefix cache."""
+        the rows share with a recent call (at most `limit` tokens) is read from the prefix cache. `remember`: keep
+        every row's keys and values there too (a lone row's prompt is kept by the lookup itself)."""
         if self.prefixes is None or "pixel_values" in inputs:
             out = self.hf_model(**inputs.to(self.device), logits_to_keep=keep).logits.float()
             clock.prefilled()
@@ -327,6 +362,8 @@ class LocalModel:
             logits_to_keep=keep,
         ).logits.float()
         clock.prefilled()
+        if remember:
+            self.prefixes.put_rows(key, ids, mask, cache)
         return {"input_ids": ids, "attention_mask": mask}, out
 
     def usage_report(self) -> dict[str, dict[str, float]]:
@@ -439,6 +476,16 @@ class Row:
     images: Sequence[bytes] | None
     max_tokens: int | None  # None: the config's max_new_tokens
     grammar: str | None = None  # a regex the completion must match
+    role: str | None = None  # accounted to
+
+
+@dataclass(frozen=True)
+class Options:
+    """One prompt whose options are scored (`LocalModel.option_scores_many`)."""
+
+    messages: Sequence[Message]
+    options: Sequence[str]
+    images: Sequence[bytes] | None = None
     role: str | None = None  # accounted to
 
 

@@ -77,10 +77,24 @@ class PrefixCache:
     def put(self, key: object, ids: Sequence[int], cache: DynamicCache) -> None:
         """Keep the keys and values of `ids` (the first row of `cache`, which holds at least those tokens)."""
         n = len(ids)
-        layers = tuple((k[:1, :, :n].clone(), v[:1, :, :n].clone()) for k, v, *_ in cache)
+        self._keep(key, tuple(ids), tuple((k[:1, :, :n].clone(), v[:1, :, :n].clone()) for k, v, *_ in cache))
+
+    def put_rows(self, key: object, ids: torch.Tensor, mask: torch.Tensor, cache: DynamicCache) -> None:
+        """Keep each row of a batch laid out by `layout` (ids, mask) whose keys and values `cache` holds: the
+        row's unmasked tokens, the padding between its prefix and suffix taken out."""
+        for row in range(ids.shape[0]):
+            keep = mask[row].nonzero()[:, 0]
+            layers = tuple(
+                (k[row : row + 1, :, keep.to(k.device)].clone(), v[row : row + 1, :, keep.to(v.device)].clone())
+                for k, v, *_ in cache
+            )
+            self._keep(key, tuple(ids[row, keep].tolist()), layers)
+
+    def _keep(self, key: object, ids: tuple[int, ...], layers) -> None:
+        """Store an entry as the most recent, dropping the least recently used beyond `entries`."""
         with self._lock:
-            self._store[(key, tuple(ids))] = Prefix(tuple(ids), layers)
-            self._store.move_to_end((key, tuple(ids)))
+            self._store[(key, ids)] = Prefix(ids, layers)
+            self._store.move_to_end((key, ids))
             while len(self._store) > self.entries:
                 self._store.popitem(last=False)
 
