@@ -262,7 +262,7 @@ def test_batched_model_merges_concurrent_calls_of_different_roles(model):
         busy = shared.batcher.call(lambda: started.set() or release.wait())
         started.wait(60)  # the worker runs the busy call (it took its batch before): what comes next queues up
         grammars = [r" (1|2)\nREASON: [^\n]{1,30}", r" (yes|no)\nREASON: [^\n]{1,30}", None]
-        with ThreadPoolExecutor(3) as pool:
+        with ThreadPoolExecutor(5) as pool:
             futures = [
                 pool.submit(shared.generate, PROMPTS[i], max_tokens=6 + 4 * i, role=f"ctx-{i}", grammar=g)
                 for i, g in enumerate(grammars)
