@@ -32,7 +32,7 @@ def ask(
     """(parsed answer or None when even the repair failed, the raw text). The answer starts with `start`; the
     rest of it matches `grammar` where the backend enforces grammars (then it always parses, and a failed parse
     is a bug between the grammar and the parser: logged, then repaired like any other)."""
-    stats.calls[role] += 1
+    stats.count(role, calls=1)
     enforced = grammar is not None and getattr(model, "enforces_grammar", False)
 
     def generate(conversation: list[Message]) -> str:
@@ -49,13 +49,13 @@ def ask(
     raw = generate(messages)
     parsed = parse(raw)
     if enforced:
-        stats.constrained[role] += 1
+        stats.count(role, constrained=1)
         if parsed is None:
             log.warning("%s: an answer written under the grammar %r did not parse: %r", role, grammar, raw)
     if parsed is None:
-        stats.repairs[role] += 1
+        stats.count(role, repairs=1)
         raw = generate([*messages, {"role": "assistant", "content": raw}, {"role": "user", "content": repair}])
         parsed = parse(raw)
     if parsed is None:
-        stats.fallbacks[role] += 1
+        stats.count(role, fallbacks=1)
     return parsed, raw

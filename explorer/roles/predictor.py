@@ -137,8 +137,7 @@ def predict_conversations(
     of the generation (the kind is scored with the model's default one)."""
     stats = stats or RoleStats()
     n = len(conversations)
-    stats.calls["predictor"] += n
-    stats.constrained["predictor"] += n * bool(getattr(model, "enforces_grammar", False))
+    stats.count("predictor", calls=n, constrained=n * bool(getattr(model, "enforces_grammar", False)))
     starts = []
     for msgs, im in zip(conversations, images, strict=True):
         kind = model.choose([*msgs, prefill(PREFILL)], KINDS, im, role="predictor", use_adapter=use_adapter)
@@ -168,7 +167,7 @@ def predict_conversations(
     )
     parsed = {i: parse_prediction(raws[i]) for i in todo}
     again = [i for i in todo if parsed[i] is None]
-    stats.repairs["predictor"] += len(again)
+    stats.count("predictor", repairs=len(again))
     repairs = [
         [*conversations[i], {"role": "assistant", "content": raws[i]}, {"role": "user", "content": REPAIR}]
         for i in again
@@ -180,7 +179,7 @@ def predict_conversations(
         if i not in parsed:
             out.append(Prediction(navigates=False, change=FALLBACK_CHANGE, raw=raws[i], hint=hints[i]))
         elif parsed[i] is None:
-            stats.fallbacks["predictor"] += 1
+            stats.count("predictor", fallbacks=1)
             fallback = {"reasoning": "fallback", "fallback": True, "raw": raws[i], "hint": hints[i]}
             out.append(Prediction(navigates=False, change=FALLBACK_CHANGE, **fallback))
         else:

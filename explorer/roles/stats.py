@@ -3,6 +3,7 @@ stricter ask) and fallbacks (a recorded default)."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -15,6 +16,14 @@ class RoleStats:
     constrained: Counter = field(default_factory=Counter)  # answers the backend held to the role's grammar
     repairs: Counter = field(default_factory=Counter)
     fallbacks: Counter = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count(self, role: str, **counts: int) -> None:
+        """Add to a role's counts (`calls=`, `constrained=`, `repairs=`, `fallbacks=`), atomically: SCALE's
+        contexts share one RoleStats from their threads, and a Counter's `+=` is a read and a write."""
+        with self._lock:
+            for name, n in counts.items():
+                getattr(self, name)[role] += n
 
     def fallback_rate(self, role: str) -> float:
         """Share of a role's calls that ended in the fallback."""
