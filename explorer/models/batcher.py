@@ -200,10 +200,7 @@ class BatchedModel:
         ask = Scoring(Options(messages, options, images, role), use_adapter)
         return self.batcher.score(ask).result()
 
-    def choose(self, messages, options, images=None, *, role=None, use_adapter=True) -> int | None:
-        """The option the model finds likeliest as the continuation (the argmax of `option_scores`)."""
-        scores = self.option_scores(messages, options, images=images, role=role, use_adapter=use_adapter)
-        return max(range(len(options)), key=scores.__getitem__)
+    choose = LocalModel.choose  # the argmax of `option_scores`: this class's, through the batcher
 
     def close(self) -> None:
         """Stop the worker thread (the model stays loaded)."""

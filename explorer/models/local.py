@@ -289,12 +289,12 @@ class LocalModel:
         own cached prefix, and each prompt is kept in the prefix cache, as a lone call's is; the others are
         scored one at a time."""
         prompts = [self.prompt_text(a.messages, len(a.images or ())) for a in asks]
-        firsts = [self._first_tokens(p, a) for p, a in zip(prompts, asks, strict=True)]
+        plans = [self._option_rows(p, a) for p, a in zip(prompts, asks, strict=True)]
         scores: list[list[float] | None] = [None] * len(asks)
-        for i, first in enumerate(firsts):
+        for i, (n_prompt, rows, first) in enumerate(plans):
             if first is None:
-                scores[i] = self._score_tokens(prompts[i], asks[i], use_adapter)
-        distinct = [i for i, first in enumerate(firsts) if first is not None]
+                scores[i] = self._score_tokens(n_prompt, rows, asks[i], use_adapter)
+        distinct = [i for i, (*_, first) in enumerate(plans) if first is not None]
         if not distinct:
             return scores  # type: ignore[return-value]
         t0 = time.perf_counter()
@@ -308,25 +308,25 @@ class LocalModel:
         parts, tokens = clock.split(t0, seconds), inputs["attention_mask"].sum(1).tolist()
         share = 1 / len(distinct)
         for row, i in enumerate(distinct):
-            scores[i] = logprobs[row, firsts[i]].tolist()
+            scores[i] = logprobs[row, plans[i][2]].tolist()
             usage = Usage(int(tokens[row]), 0, seconds)
             self._meter.record(asks[i].role, [usage], seconds * share, **{k: v * share for k, v in parts.items()})
         return scores  # type: ignore[return-value]
 
-    def _first_tokens(self, prompt: str, ask: Options) -> list[int] | None:
-        """The first token of each option after `prompt`, where they all differ (and none is empty); else None."""
+    def _option_rows(self, prompt: str, ask: Options) -> tuple[int, object, list[int] | None]:
+        """(the prompt's length in tokens, the encoded prompt + option rows, the first token of each option where
+        they all differ and none is empty, else None)."""
         n_prompt = len(self._encode([prompt], [ask.images])["input_ids"][0])
         rows = self._encode([prompt + o for o in ask.options], [ask.images] * len(ask.options))
         lengths = rows["attention_mask"].sum(1).tolist()
         ids = rows["input_ids"].tolist()
         first = [row[-(n - n_prompt)] for row, n in zip(ids, lengths, strict=True) if n > n_prompt]
-        return first if len(first) == len(ask.options) and len(set(first)) == len(first) else None
+        distinct = len(first) == len(ask.options) and len(set(first)) == len(first)
+        return n_prompt, rows, first if distinct else None
 
-    def _score_tokens(self, prompt: str, ask: Options, use_adapter: bool) -> list[float]:
-        """Every option's tokens scored (summed log-probabilities), the options in one batch."""
+    def _score_tokens(self, n_prompt: int, rows, ask: Options, use_adapter: bool) -> list[float]:
+        """Every option's tokens scored (summed log-probabilities), the options' `rows` in one batch."""
         t0 = time.perf_counter()
-        n_prompt = len(self._encode([prompt], [ask.images])["input_ids"][0])
-        rows = self._encode([prompt + o for o in ask.options], [ask.images] * len(ask.options))
         # only the logits that score option tokens: many long options would otherwise hold rows x length x vocab
         keep = max(rows["attention_mask"].sum(1).tolist()) - n_prompt + 1
         with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
