@@ -2,10 +2,12 @@
 `scalehop dataset build`: its `hf/` folder (`DatasetDict.save_to_disk`), one split per task type.
 
 Every single-step row is one demonstration, every step of a multi-step row one more (the steps before it are its
-history), every page-QA row a `stop "answer"`. A demonstration is a (prompt, answer) pair in the Actor's own
-format: the prompt is the Actor's question (`explorer/roles/prompts/actor.md`) filled with the row's
-instruction, page and elements, taken from `observation_text` (the observation's text form); the answer is the
-Actor's grammar, `ACTION: click [12]` then `REASON: ...`, which `explorer.roles.actor.parse_action` reads back.
+history), every page-QA row a `stop "answer"`. A task row that kept its goal page (`goal_observation_text`) adds
+the demonstration that ends it: on that page, after all of its actions, `ACTION: stop`. A demonstration is a
+(prompt, answer) pair in the Actor's own format: the prompt is the Actor's question
+(`explorer/roles/prompts/actor.md`) filled with the row's instruction, page and elements, taken from
+`observation_text` (the observation's text form); the answer is the Actor's grammar, `ACTION: click [12]` then
+`REASON: ...`, which `explorer.roles.actor.parse_action` reads back.
 A row whose action the grammar cannot write (a typed text with a double quote, a select without its option) is
 left out. `ShotRetriever(intent, obs)` returns the k demonstrations whose instruction is closest to the intent
 (cosine similarity of MiniLM embeddings), closest first; ties keep the dataset's order, so the steps of one
@@ -36,8 +38,9 @@ _COLUMNS = {
     "multi_step": ["instruction", "steps"],
     "page_qa": ["question", "answer", "observation_text"],
 }
-_OPTIONAL = ["page_texts"]  # columns of newer datasets (older ones read without them)
+_OPTIONAL = ["page_texts", "goal_observation_text", "goal_page_texts"]  # newer columns (older datasets lack them)
 QA_REASON = "The page shows the answer."
+STOP_REASON = "The earlier steps reached what the task asks for: it is done."
 
 
 @dataclass(frozen=True)
@@ -122,11 +125,13 @@ def demonstrations(splits: Mapping[str, Iterable[Mapping]]) -> list[Demonstratio
     out: list[Demonstration] = []
     for row in splits.get("single_step", ()):
         _add(out, "single_step", row["instruction"], row, row["action"], row["reasoning"])
+        _add_stop(out, "single_step", row, [row["action_text"]])
     for row in splits.get("multi_step", ()):
         history: list[str] = []
         for step in _steps(row["steps"]):
             _add(out, "multi_step", row["instruction"], step, step["action"], step["reasoning"], history)
             history.append(step["action_text"])
+        _add_stop(out, "multi_step", row, history)
     for row in splits.get("page_qa", ()):
         _add(out, "page_qa", row["question"], row, {"kind": "stop", "answer": row["answer"]}, QA_REASON)
     return out
@@ -148,6 +153,14 @@ def _add(
         texts = page.get("page_texts") or ()
         prompt = demo_prompt(instruction, page["observation_text"], history, action.get("mark"), texts)
         out.append(Demonstration(instruction, prompt, answer, split))
+
+
+def _add_stop(out: list, split: str, row: Mapping, history: Sequence[str]) -> None:
+    """Append the demonstration that ends a task: on the page its actions reach (the row's goal page, when the
+    dataset kept it), after those actions, the Actor stops."""
+    if row.get("goal_observation_text"):
+        goal = {"observation_text": row["goal_observation_text"], "page_texts": row.get("goal_page_texts")}
+        _add(out, split, row["instruction"], goal, {"kind": "stop"}, STOP_REASON, history)
 
 
 def _steps(steps) -> list[Mapping]:

@@ -133,4 +133,6 @@ def _task(source: RunSource, path: list[Edge], outcomes: dict, min_path: int, sk
         goal_screenshot=goal.screenshot,
         instruction=path_instruction(goal_name, actions, navigates),
         steps=steps,
+        goal_observation_text=goal_obs.text,
+        goal_page_texts=goal_obs.texts[:6],
     )

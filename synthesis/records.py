@@ -65,6 +65,8 @@ class SingleStepTask(Draft):
     target: TargetElement | None
     outcome: str  # the transition's ground-truth description
     reasoning: str
+    goal_observation_text: str = ""  # the page the action reaches ("": not kept), where the Actor learns to stop
+    goal_page_texts: list[str] = []
 
 
 class PathStep(BaseModel):
@@ -93,6 +95,8 @@ class MultiStepTask(Draft):
     instruction: str
     steps: list[PathStep]
     replay_ssim: float | None = None  # set by the replay gate
+    goal_observation_text: str = ""  # the goal page, where the Actor learns to stop ("": not kept)
+    goal_page_texts: list[str] = []
 
 
 class PageQA(Draft):

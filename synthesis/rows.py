@@ -44,6 +44,8 @@ def to_row(task: Task, blob: Blob) -> dict:
                 "action_text",
                 "outcome",
                 "reasoning",
+                "goal_observation_text",
+                "goal_page_texts",
             }
         )
         body |= {
@@ -52,7 +54,17 @@ def to_row(task: Task, blob: Blob) -> dict:
             "target": task.target.model_dump() if task.target else None,
         }
     elif isinstance(task, MultiStepTask):
-        body = task.model_dump(include={"start_url", "goal_url", "goal_title", "instruction", "replay_ssim"})
+        body = task.model_dump(
+            include={
+                "start_url",
+                "goal_url",
+                "goal_title",
+                "instruction",
+                "replay_ssim",
+                "goal_observation_text",
+                "goal_page_texts",
+            }
+        )
         body |= {
             "num_steps": len(task.steps),
             "steps": [s.model_dump(exclude={"screenshot"}) for s in task.steps],

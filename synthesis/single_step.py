@@ -59,6 +59,8 @@ def build_single_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter
                 reasoning=step_reasoning(
                     page_name(obs, short_title(obs.title)), rec.action, element, rec.transition.description
                 ),  # fmt: skip
+                goal_observation_text=after.text if after is not None else "",
+                goal_page_texts=after.texts[:6] if after is not None else [],
             )
         )
         if recipe.limit and len(tasks) >= recipe.limit:

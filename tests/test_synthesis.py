@@ -145,6 +145,10 @@ def test_reloaded_in_a_new_process_with_images(built, reloaded):
             assert row["messages"][0]["role"] == "system" and row["messages"][-1]["role"] == "assistant"
     for entry in reloaded["disk"]["multi_step"]:
         assert len(entry["sizes"]) == entry["row"]["num_steps"] + 1  # one per step, plus the goal
+        goal = entry["row"]["goal_observation_text"].splitlines()[0]  # the goal page, where the Actor learns to stop
+        assert goal.startswith("Page: ") and entry["row"]["goal_title"] in goal
+    for entry in reloaded["disk"]["single_step"]:
+        assert entry["row"]["goal_observation_text"].startswith("Page: ")  # the page the action reached
 
 
 def test_lineage_resolves_to_store_rows(reloaded, run_dir):

@@ -1,7 +1,8 @@
 """Training views of datasets: what `scalehop train` and the improve rounds learn from.
 
 - `actor`: the Actor acting on tasks that reverse construction built (`scalehop dataset build`): every single-step
-  row is one example, every step of a multi-step row one more (the steps before it are its history). The prompt
+  row is one example, every step of a multi-step row one more (the steps before it are its history), and every
+  task that kept its goal page one more, `ACTION: stop` on that page after all its actions. The prompt
   is the live Actor's own (`explorer.roles.actor.actor_question`, via `evals.shots.demonstrations`), the answer
   continues the prefill `ACTION:` with ` click [12]\\nREASON: ...`, which `parse_action` reads back.
 - `qa`: page-QA rows as the Actor finishing an information-seeking task, `ACTION: stop "answer"`.

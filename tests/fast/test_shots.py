@@ -152,6 +152,25 @@ def test_answers_parse_back_to_the_dataset_action(dataset):
         assert reason == reasoning
 
 
+def test_a_task_that_kept_its_goal_page_ends_with_stop_there(tmp_path):
+    """Reverse construction keeps the page a task's actions reach; the Actor's demonstrations then end each task
+    with `ACTION: stop` on that page, after all of its actions, so a trained Actor learns when it is done."""
+    jackets = single("Open the Jackets page", HOME, action("click", 1, 'link "Jackets"'), "Jackets are there.")
+    jackets |= {"goal_observation_text": JACKETS, "goal_page_texts": ["Rain jacket $120"]}
+    path = {**MULTI[0], "goal_observation_text": JACKET + "\nText: In your cart: 1", "goal_page_texts": []}
+    demos = load_demonstrations(write_dataset(tmp_path, [jackets], [path], []))
+    answers = [d.answer.splitlines()[0] for d in demos]
+    assert answers == ["ACTION: click [1]", "ACTION: stop"] + ["ACTION: click [1]"] + ["ACTION: click [2]"] * 2 + [
+        "ACTION: stop"
+    ]
+    stop, last = demos[1].prompt, demos[-1].prompt
+    assert 'Page: "Jackets · Tiny Shop" (/c/jackets)' in stop and "Rain jacket $120" in stop
+    assert re.search(r"^Earlier steps: click link \"Jackets\"$", stop, re.MULTILINE)
+    history = 'click link "Jackets"; click link "Rain jacket"; click button "Add to cart"'
+    assert f"Earlier steps: {history}" in last and 'Page: "Rain jacket · Tiny Shop" (/p/1)' in last
+    assert parse_action(demos[-1].answer, shown_elements(last))[0].kind == "stop"
+
+
 def test_prompt_is_the_actors_question(dataset):
     demo = load_demonstrations(dataset)[0]
     assert demo.prompt.splitlines() == [
