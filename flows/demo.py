@@ -123,8 +123,12 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
                 ),
             )
             adapter = improve.adopted(root) if improve is not None else None
-            stage("2/5 task success on the bundled test split: the base model and the adopted adapter (the Actor)")
-            tested = attempt("test tasks", test_tasks, sites, out / "eval", adapter, chromium) or {}
+            candidate = _rejected_candidate(improve, root)
+            stage(
+                "2/5 task success on the bundled test split: the base model and the round's adapter (the Actor), "
+                + ("adopted" if adapter else "rejected by the gate" if candidate else "none trained")
+            )
+            tested = attempt("test tasks", test_tasks, sites, out / "eval", adapter, chromium, candidate) or {}
             stage(f"3/5 explore again with {'adapter ' + str(adapter) if adapter else 'the base model'}")
             again = attempt("explore again", lambda: asyncio.run(_explore_again(sites, out, adapter))) or []
             stage("4/5 build the dataset of every run")
@@ -147,9 +151,18 @@ def run_demo(out: str | Path = "runs/demo", chromium: str | None = None) -> dict
     return paths
 
 
-def test_tasks(sites: list[SiteConfig], out: Path, adapter: Path | None, chromium: str | None) -> dict[str, Score]:
-    """Task success on the bundled test split (TEST): the floors (random, ranker), the Actor with the base model
-    and with `adapter` (if any): name -> Score."""
+def _rejected_candidate(improve: ImproveState | None, root: Path) -> Path | None:
+    """The last round's adapter when the gate rejected it (None when it was adopted or nothing was trained)."""
+    last = improve.rounds[-1] if improve is not None and improve.rounds else None
+    return None if last is None or last.adopted or last.adapter is None else root / last.adapter
+
+
+def test_tasks(
+    sites: list[SiteConfig], out: Path, adapter: Path | None, chromium: str | None, candidate: Path | None = None
+) -> dict[str, Score]:
+    """Task success on the bundled test split (TEST): the floors (random, ranker), the Actor with the base model,
+    with the adopted `adapter` (if any) and with a `candidate` the gate rejected (if any): name -> Score. The
+    rejected one is measured too, so the demo shows what the gate turned down."""
     from evals.results import score
     from explorer.config import BrowserConfig
     from explorer.models import load_model
@@ -160,6 +173,7 @@ def test_tasks(sites: list[SiteConfig], out: Path, adapter: Path | None, chromiu
         for name in ("random", "ranker")
     }
     models = {"base": None} | ({"adopted": adapter} if adapter is not None else {})
+    models |= {"rejected": candidate} if candidate is not None else {}
     return floor | {
         name: score(evaluate_tasks(model, a, TEST, sites, out / name, browser)) for name, a in models.items()
     }
@@ -187,7 +201,7 @@ def _print_summary(
         cost = f", {sc.tokens_per_trajectory:.0f} tokens each" if sc.tokens_per_trajectory else ""
         print(f"test split, {name}: SR {sc.sr:.3f} on {sc.n} tasks, AS {sc.avg_steps:.2f}{cost}")
     if tested and "adopted" not in tested:
-        print("  (no adapter was adopted: the base model is the one in use)")
+        print("  (no adapter was adopted: the base model is the one in use; `rejected` is the round's adapter)")
     for a in again:
         print(f"  explore again {a.run_id}: {a.steps} steps, {a.states} states, {a.failures} failures")
     if stats is not None:

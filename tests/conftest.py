@@ -9,11 +9,15 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 if WORKER := os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs two workers (pytest-xdist, one file each)
+    import atexit
+    import shutil
     import tempfile
 
     # each worker keeps its own Prefect database (two ephemeral servers on one SQLite file lock each other) and
-    # one torch thread, so the two workers' model calls do not oversubscribe the cores
+    # one torch thread, so the two workers' model calls do not oversubscribe the cores; the database goes with
+    # the worker
     os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix=f"scalehop-prefect-{WORKER}-")
+    atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
     os.environ["OMP_NUM_THREADS"] = "1"
 
 from explorer import BrowserConfig, Chromium, SiteConfig  # noqa: E402
