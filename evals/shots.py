@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.errors import ConfigError
+from explorer.models.grammar import REASON_CHARS
 from explorer.records import Observation
 from explorer.roles.actor import MAX_SHOWN, actor_question
 from explorer.roles.shortlist import shortlist
@@ -78,8 +79,17 @@ def action_answer(action: Mapping, reasoning: str = "") -> str | None:
         line = "stop" if not answer else (None if _quoted(answer) is None else f"stop {_quoted(answer)}")
     else:
         line = None
-    reason = " ".join((reasoning or "").split())[:300]
+    reason = _clipped(" ".join((reasoning or "").split()), REASON_CHARS)
     return None if line is None else f"ACTION: {line}\nREASON: {reason or 'It moves the task forward.'}"
+
+
+def _clipped(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, at a word boundary where there is one: the Actor's grammar writes
+    at most REASON_CHARS of reason, so it learns and is shown no longer ones."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0]
+    return (cut if cut and len(cut) <= limit else text[:limit]).rstrip(" ,;:")
 
 
 def _quoted(value: str | None) -> str | None:

@@ -246,17 +246,19 @@ def test_rows_of_different_roles_share_a_batch_each_with_its_own_grammar_limit_a
     assert [r["calls"] for r in merged] == [1, 1] and sum(r["cached_tokens"] for r in merged) > 0
 
 
-def test_batched_model_merges_concurrent_calls_of_different_roles(model):
+@pytest.mark.parametrize("continuous", [True, False])
+def test_batched_model_merges_concurrent_calls_of_different_roles(model, continuous):
     """`BatchedModel` (SCALE's contexts on one model): calls from several threads that queue up while the model is
     busy run as one batch, though their grammars, token limits and roles differ; option scores run between
-    batches on the same worker thread."""
+    batches on the same worker thread. With continuous batching and without."""
     import threading
     import time
     from concurrent.futures import ThreadPoolExecutor
 
     from explorer.models.batcher import BatchedModel
 
-    shared = BatchedModel(model)
+    shared = BatchedModel(model, continuous)
+    tag = f"{continuous}:"  # this run's roles
     started, release = threading.Event(), threading.Event()
     try:
         busy = shared.batcher.call(lambda: started.set() or release.wait())
@@ -264,11 +266,11 @@ def test_batched_model_merges_concurrent_calls_of_different_roles(model):
         grammars = [r" (1|2)\nREASON: [^\n]{1,30}", r" (yes|no)\nREASON: [^\n]{1,30}", None]
         with ThreadPoolExecutor(5) as pool:
             futures = [
-                pool.submit(shared.generate, PROMPTS[i], max_tokens=6 + 4 * i, role=f"ctx-{i}", grammar=g)
+                pool.submit(shared.generate, PROMPTS[i], max_tokens=6 + 4 * i, role=f"{tag}ctx-{i}", grammar=g)
                 for i, g in enumerate(grammars)
             ]
             scored = [
-                pool.submit(shared.option_scores, p, [" Apple", " Zebra"], role=f"scores-{i}")
+                pool.submit(shared.option_scores, p, [" Apple", " Zebra"], role=f"{tag}scores-{i}")
                 for i, p in enumerate(PROMPTS[:2])
             ]
             deadline = time.monotonic() + 60
@@ -280,12 +282,65 @@ def test_batched_model_merges_concurrent_calls_of_different_roles(model):
         assert [len(f.result()) for f in scored] == [2, 2]
     finally:
         shared.close()
-    report = model.usage_report()
+    report = {role.removeprefix(tag): row for role, row in model.usage_report().items() if role.startswith(tag)}
     assert [report[f"ctx-{i}"]["calls"] for i in range(3)] == [1, 1, 1]
     assert report["scores-0"]["seconds"] == report["scores-1"]["seconds"]  # one forward pass, its time shared
     assert re.match(r" (1|2)\n", answers[0].text) and re.match(r" (yes|no)\n", answers[1].text)
     assert [a.usage.completion_tokens <= 6 + 4 * i for i, a in enumerate(answers)] == [True] * 3
-    assert len({a.usage.seconds for a in answers}) == 1  # one batch: the same call's seconds
+    if continuous:  # one batch: the three prompts were read in one pass, its seconds shared equally
+        assert len({report[f"ctx-{i}"]["prefill_seconds"] for i in range(3)}) == 1
+    else:  # one batch, run to its end: the same call's seconds
+        assert len({a.usage.seconds for a in answers}) == 1
+
+
+def test_continuous_batching_rows_join_a_running_batch_and_answer_as_alone():
+    """Continuous batching (`explorer/models/continuous.py`): rows admitted while a batch runs join it at the next
+    decode step, rows that end leave it at once, and each row writes what it writes alone, grammar, token limit
+    and stop strings included (greedy, float32)."""
+    from explorer.models.continuous import ContinuousBatch, Request
+
+    m = LocalModel(ModelConfig(dtype="float32", draft_tokens=0))
+    grammars, limits = [None, r" (yes|no)\nREASON: [^\n]{1,30}", None], [20, 12, 4]
+    for stop in ((), (".",)):
+        alone = [
+            m.generate(p, max_tokens=n, grammar=g, stop=list(stop)).text
+            for p, n, g in zip(PROMPTS, limits, grammars, strict=True)
+        ]
+        batch = ContinuousBatch(m, adapter=None, use_adapter=True, temperature=0.0, stop=stop)
+        asks = enumerate(zip(PROMPTS, limits, grammars, strict=True))
+        requests = [Request(p, n, g, f"cb-{i}") for i, (p, n, g) in asks]
+        batch.admit(requests[:1])
+        for _ in range(3):
+            batch.step()
+        batch.admit(requests[1:])  # the first row is 4 tokens in
+        widths, first_done_at = [], None
+        while len(batch):
+            widths.append(len(batch))
+            batch.step()
+            if requests[2].future.done() and first_done_at is None:
+                first_done_at = requests[0].future.done()
+        assert [r.future.result().text for r in requests] == alone, stop
+        assert widths[0] == 3 and first_done_at is False  # the short row joined, ended and left before the first
+        assert widths[-1] == 1 and batch.cache == [] and batch.mask is None
+    assert m.usage_report()["cb-2"]["calls"] == 2
+
+
+def test_batcher_lets_a_late_short_request_finish_before_a_running_long_one(model):
+    """Through the batcher (SCALE's contexts, serve-model): a short request sent while a long one decodes is
+    answered before the long one ends. Without continuous batching it would wait for the whole batch."""
+    from explorer.models.batcher import Batcher, Job
+
+    batcher = Batcher(model)
+    try:
+        assert batcher.continuous
+        long = batcher.submit(Job(PROMPTS[0], None, None, 80, 0.0, (), grammar=r"[a-z ]{150,200}", role="long"))
+        time.sleep(0.3)
+        short = batcher.submit(Job(PROMPTS[1], None, None, 2, 0.0, (), role="short"))
+        short.result(timeout=120)
+        assert not long.done()
+        assert re.fullmatch(r"[a-z ]{150,200}", long.result(timeout=120).text)
+    finally:
+        batcher.close()
 
 
 def test_option_scores_of_several_prompts_in_one_pass_match_lone_ones_and_are_cached(model):

@@ -1,6 +1,8 @@
 """Batches concurrent requests to one LocalModel: a worker thread drains the queue and runs like requests together.
 
-No waiting window: while one batch runs, new requests queue up, and they form the next batch. So a lone request
+With continuous batching (the default for text-only models: `continuous.py`) a request joins the running batch
+at its next decode step, and leaves it when it ends. Without it there is no waiting window either: while one
+batch runs, new requests queue up, and they form the next batch. So a lone request
 runs at once, and under load batches grow by themselves (up to the model's batch size). Requests that differ in
 grammar, token limit or role still share a batch (`LocalModel.generate_rows`); only the weights (adapter),
 temperature and stop strings must agree. Option scores (the Predictor's outcome kind) queued together are scored
@@ -18,6 +20,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from explorer.models.base import Generation, Message
+from explorer.models.continuous import ContinuousBatch, Request
 from explorer.models.local import LocalModel, Options, Row
 
 
@@ -60,12 +63,18 @@ class _Call:
 
 
 class Batcher:
-    """Runs submitted jobs on one worker thread, batching those that queued up together."""
+    """Runs submitted jobs on one worker thread, batching those that queued up together; with `continuous` (the
+    model config's `continuous_batching`, text-only models) jobs join the running batch between decode steps
+    (`continuous.py`) instead of waiting for it to end."""
 
-    def __init__(self, model: LocalModel) -> None:
+    def __init__(self, model: LocalModel, continuous: bool | None = None) -> None:
         self.model = model
+        if continuous is None:
+            continuous = model.config.continuous_batching and not model.is_vlm
+        self.continuous = continuous
         self._queue: queue.SimpleQueue[list[Job] | Scoring | _Call | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._work, name="model-batcher", daemon=True)
+        work = self._work_continuous if continuous else self._work
+        self._thread = threading.Thread(target=work, name="model-batcher", daemon=True)
         self._thread.start()
 
     def submit(self, job: Job) -> Future:
@@ -107,19 +116,74 @@ class Batcher:
                 items.append(item)
                 jobs += len(item) if isinstance(item, list) else 0
             groups: dict[tuple, list[Job]] = {}
-            scorings: dict[bool, list[Scoring]] = {}
-            for item in items:
-                if isinstance(item, _Call):
-                    _settle(item.future, item.fn)
-                elif isinstance(item, Scoring):
-                    scorings.setdefault(item.use_adapter, []).append(item)
-                else:
-                    for job in item:
-                        groups.setdefault(job.key, []).append(job)
-            for use_adapter, asks in scorings.items():
-                self._score(asks, use_adapter)
+            for job in self._dispatch(items):
+                groups.setdefault(job.key, []).append(job)
             for group in groups.values():
                 self._run(group)
+
+    def _work_continuous(self) -> None:
+        batch: ContinuousBatch | None = None
+        waiting: list[Job] = []
+        stopping = False
+        while not (stopping and batch is None and not waiting):
+            idle = batch is None and not waiting
+            items = self._take(block=idle and not stopping)
+            stopping = stopping or None in items
+            waiting += self._dispatch(items)
+            if batch is None and waiting:
+                head = waiting[0]
+                batch = ContinuousBatch(
+                    self.model,
+                    adapter=head.adapter,
+                    use_adapter=head.use_adapter,
+                    temperature=head.temperature,
+                    stop=head.stop,
+                )
+            if batch is None:
+                continue
+            room = self.model.config.batch_size - len(batch)
+            joining = [j for j in waiting if j.key == batch.key][: max(room, 0)]
+            waiting = [j for j in waiting if all(j is not k for k in joining)]
+            requests = [Request(j.messages, j.max_tokens, j.grammar, self._role(j), j.future) for j in joining]
+            try:
+                if requests:
+                    batch.admit(requests)
+                batch.step()
+            except Exception as exc:  # noqa: BLE001 - the callers see it; the worker lives on
+                batch.fail(exc, requests)
+            if not len(batch):
+                batch = None
+
+    def _dispatch(self, items: list) -> list[Job]:
+        """Run the calls among `items` (in order) and their option scores (one pass per weights); return their
+        generation jobs, in order, for the caller to batch."""
+        jobs: list[Job] = []
+        scorings: dict[bool, list[Scoring]] = {}
+        for item in items:
+            if isinstance(item, _Call):
+                _settle(item.future, item.fn)
+            elif isinstance(item, Scoring):
+                scorings.setdefault(item.use_adapter, []).append(item)
+            elif item is not None:
+                jobs += item
+        for use_adapter, asks in scorings.items():
+            self._score(asks, use_adapter)
+        return jobs
+
+    def _take(self, block: bool) -> list:
+        """What the queue holds now (waiting for one item when `block`)."""
+        items = []
+        if block:
+            items.append(self._queue.get())
+        while True:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                return items
+
+    def _role(self, job: Job) -> str:
+        """The role a job is accounted to."""
+        return job.role or job.adapter or self.model.model_id
 
     def _score(self, asks: list[Scoring], use_adapter: bool) -> None:
         options = [a.options for a in asks]
@@ -127,10 +191,7 @@ class Batcher:
 
     def _run(self, group: list[Job]) -> None:
         head = group[0]
-        rows = [
-            Row(j.messages, j.images, j.max_tokens, j.grammar, j.role or j.adapter or self.model.model_id)
-            for j in group
-        ]
+        rows = [Row(j.messages, j.images, j.max_tokens, j.grammar, self._role(j)) for j in group]
         _resolve(
             [j.future for j in group],
             lambda: self.model.generate_rows(
@@ -174,9 +235,9 @@ class BatchedModel:
 
     merges_calls = True  # callers need no lock of their own around model calls
 
-    def __init__(self, model: LocalModel) -> None:
+    def __init__(self, model: LocalModel, continuous: bool | None = None) -> None:
         self.model = model
-        self.batcher = Batcher(model)
+        self.batcher = Batcher(model, continuous)
 
     def __getattr__(self, name: str):
         return getattr(self.model, name)

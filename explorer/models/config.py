@@ -36,6 +36,10 @@ class ModelConfig(BaseModel):
     # last tokens occurred earlier in the prompt or answer, in one forward pass (answers name what the prompt shows);
     # 0: off. Greedy answers stay the same: a draft token is kept only where the model would have written it.
     draft_tokens: int = Field(8, ge=0)
+    # local, text-only models, calls merged by the batcher (several browser contexts, serve-model): requests join the
+    # running batch between decode steps and leave it when they end (explorer/models/continuous.py); off: a batch
+    # runs to its longest row before the next one starts
+    continuous_batching: bool = True
     max_new_tokens: int = Field(128, gt=0)  # the default `max_tokens` of a call
     # openai
     vision: bool = False  # the served model takes images (the local backend detects this itself)

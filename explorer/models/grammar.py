@@ -53,12 +53,16 @@ class Grammars:
         info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
         return xgr.GrammarCompiler(info)
 
+    def compiled(self, patterns: Sequence[str | None]) -> list:
+        """Each pattern compiled (None for None: a free row)."""
+        with self._lock:
+            done = {p: self._compiler.compile_regex(p) for p in dict.fromkeys(patterns) if p is not None}
+        return [done.get(p) for p in patterns]
+
     def processor(self, patterns: Sequence[str | None], prompt_length: int):
         """A fresh logits processor that holds each row's completion (the tokens after `prompt_length`) to its
         pattern (`patterns`: one per row; None leaves a row free)."""
-        with self._lock:
-            compiled = {p: self._compiler.compile_regex(p) for p in dict.fromkeys(patterns) if p is not None}
-        return GrammarProcessor([compiled.get(p) for p in patterns], prompt_length)
+        return GrammarProcessor(self.compiled(patterns), prompt_length)
 
 
 class GrammarProcessor(LogitsProcessor):

@@ -300,9 +300,9 @@ class LocalModel:
         t0 = time.perf_counter()
         inputs = self._encode([prompts[i] for i in distinct], [asks[i].images for i in distinct])
         with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
-            clock = _Clock()
+            clock = Clock()
             key = self._weights_key(None, use_adapter)
-            inputs, logits = self._forward(inputs, 1, None, key, clock, remember=len(distinct) > 1)
+            inputs, logits, _ = self._forward(inputs, 1, None, key, clock, remember=len(distinct) > 1)
         logprobs = torch.log_softmax(logits[:, -1], dim=-1)
         seconds = time.perf_counter() - t0
         parts, tokens = clock.split(t0, seconds), inputs["attention_mask"].sum(1).tolist()
@@ -330,8 +330,8 @@ class LocalModel:
         # only the logits that score option tokens: many long options would otherwise hold rows x length x vocab
         keep = max(rows["attention_mask"].sum(1).tolist()) - n_prompt + 1
         with self._lock, self._adapter_context(None, use_adapter), torch.inference_mode():
-            clock = _Clock()
-            inputs, logits = self._forward(rows, keep, n_prompt - 1, self._weights_key(None, use_adapter), clock)
+            clock = Clock()
+            inputs, logits, _ = self._forward(rows, keep, n_prompt - 1, self._weights_key(None, use_adapter), clock)
         ids, lengths = inputs["input_ids"], inputs["attention_mask"].sum(dim=1).tolist()
         scored = ids[:, ids.shape[1] - keep + 1 :, None]  # the tokens the kept logits predict
         logprobs = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, scored)[..., 0]
@@ -343,14 +343,20 @@ class LocalModel:
         self._meter.record(ask.role, [Usage(tokens, 0, seconds)], seconds, **clock.split(t0, seconds))
         return scores
 
-    def _forward(self, inputs, keep: int, limit: int | None, key: object, clock: _Clock, remember: bool = False):
-        """(the inputs as laid out, the last `keep` positions' logits) of one forward pass over a batch; a prefix
+    def _forward(self, inputs, keep: int, limit: int | None, key: object, clock: Clock, remember: bool = False):
+        """(the inputs as laid out, the last `keep` positions' logits, the cache of every position's keys and
+        values) of one forward pass over a batch; a prefix
         the rows share with a recent call (at most `limit` tokens) is read from the prefix cache. `remember`: keep
         every row's keys and values there too (a lone row's prompt is kept by the lookup itself)."""
         if self.prefixes is None or "pixel_values" in inputs:
-            out = self.hf_model(**inputs.to(self.device), logits_to_keep=keep).logits.float()
+            inputs = inputs.to(self.device)
+            # left padding: each row's positions count its own tokens (a plain forward would count the padding)
+            at = (
+                {} if "pixel_values" in inputs else {"position_ids": (inputs["attention_mask"].cumsum(-1) - 1).clamp(0)}
+            )
+            out = self.hf_model(**inputs, **at, use_cache=True, logits_to_keep=keep)
             clock.prefilled()
-            return inputs, out
+            return inputs, out.logits.float(), out.cache
         common, cache, ids, mask = self._with_prefix(inputs, key, clock, limit)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.hf_model(
@@ -364,7 +370,7 @@ class LocalModel:
         clock.prefilled()
         if remember:
             self.prefixes.put_rows(key, ids, mask, cache)
-        return {"input_ids": ids, "attention_mask": mask}, out
+        return {"input_ids": ids, "attention_mask": mask}, out, cache
 
     def usage_report(self) -> dict[str, dict[str, float]]:
         """Per role and in total: calls, requests, tokens in and out, seconds, mean latency."""
@@ -385,9 +391,9 @@ class LocalModel:
 
     def _run(
         self, prompts: list[str], rows: list[Row], temperature: float, stop: Sequence[str] | None, key: object
-    ) -> tuple[list[tuple[str, int, int, str]], _Clock]:
+    ) -> tuple[list[tuple[str, int, int, str]], Clock]:
         """(text, prompt tokens, completion tokens, finish reason) per row, for one batch, and its clock."""
-        clock = _Clock()
+        clock = Clock()
         inputs = self._encode(prompts, [r.images for r in rows])
         sampling = {"temperature": temperature, "top_p": 1.0, "top_k": 0} if temperature > 0 else {}
         drafting = len(prompts) == 1 and temperature == 0 and self.config.draft_tokens and "pixel_values" not in inputs
@@ -423,7 +429,7 @@ class LocalModel:
             self._finish(row[:limit], n, limit, stop) for row, n, limit in zip(new, prompt_tokens, limits, strict=True)
         ], clock
 
-    def _with_prefix(self, inputs, key: object, clock: _Clock, limit: int | None = None):
+    def _with_prefix(self, inputs, key: object, clock: Clock, limit: int | None = None):
         """(n, cache, input_ids, attention_mask): the padded batch re-laid out around the n tokens its rows share,
         whose keys and values `cache` holds (from the prefix cache, or computed now and kept)."""
         lengths = inputs["attention_mask"].sum(1).tolist()
@@ -508,7 +514,7 @@ def _by_role(roles: Sequence[str | None]) -> dict[str | None, list[int]]:
     return out
 
 
-class _Clock(LogitsProcessor):
+class Clock(LogitsProcessor):
     """Times one call's parts: called with the logits of each new token, so its first call ends the prefill (the
     prompt's forward pass) and its last ends the decode. Changes no logits. `cached`: prompt tokens reused."""
 

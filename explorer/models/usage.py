@@ -27,14 +27,16 @@ class UsageMeter:
         prefill: float = 0.0,
         decode: float = 0.0,
         cached_tokens: int = 0,
+        requests: int = 1,
     ) -> None:
         """Account one request of `seconds` wall time that produced these generations; where the backend knows,
         the seconds spent reading the prompt (`prefill`) and writing the answer (`decode`), and the prompt tokens
-        it did not have to read (`cached_tokens`: a reused prefix)."""
+        it did not have to read (`cached_tokens`: a reused prefix). `requests` 0: part of a request already
+        counted (a row of a continuous batch that joined with others)."""
         with self._lock:
             row = self._roles.setdefault(role or UNNAMED_ROLE, dict.fromkeys(_FIELDS, 0))
             row["calls"] += len(usages)
-            row["requests"] += 1
+            row["requests"] += requests
             row["prompt_tokens"] += sum(u.prompt_tokens for u in usages)
             row["completion_tokens"] += sum(u.completion_tokens for u in usages)
             row["seconds"] += seconds
