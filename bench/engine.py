@@ -3,7 +3,7 @@
 1. Steps per second with 1, 2 and 4 browser contexts sharing one graph and store (random walk: no model,
    so this measures the browser side), side by side in one run; section 4 does the same for SCALE (1 and 4
    contexts, the embedded model shared through the batcher: the contexts' generations and option scores are
-   merged into batches), over the whole STEPS budget.
+   merged into batches), over the whole STEPS budget, and 4 contexts once more without continuous batching.
 2. Where a SCALE step's time goes (embedded model, 1 context): the model calls against everything else
    (act, observe, dedup, graph, store), as shares of the step time.
 3. SCALE with the model-call speedups on and off, the same seed and steps, side by side: constrained decoding (the
@@ -71,10 +71,14 @@ async def main(steps: int) -> None:
             # the whole budget: 4 contexts start together on the start page, so in a short run (12 steps: 3 each)
             # their first calls, one lone prompt after another, are most of it
             scale_rows = await by_contexts(site, "scale", steps, runs, (1, 4))
+            # the same 4 contexts with batches that run to their longest row (no continuous batching)
+            scale_rows += await by_contexts(
+                site, "scale", steps, runs, (4,), ModelConfig(continuous_batching=False), base=scale_rows[0]
+            )
     finally:
         servers.stop()
     print("1. random walk on shop: steps/s by browser contexts")
-    print_table(["contexts", "steps", "seconds", "steps/s", "vs 1 context"], rows)
+    print_table(["contexts", "model batching", "steps", "seconds", "steps/s", "vs 1 context"], rows)
     r, parts = runs_of["on"], arm_parts["on"][1]
     total = r.seconds
     print(f"\n2. SCALE on shop, {r.steps} steps in {total:.1f} s ({total / r.steps:.2f} s/step): time by part")
@@ -92,18 +96,31 @@ async def main(steps: int) -> None:
     ]
     print_table(["part (s/step)", *ARMS], by_part)
     print("\n4. SCALE on shop: steps/s by browser contexts (the goal: 4 contexts >= 1.8x one)")
-    print_table(["contexts", "steps", "seconds", "steps/s", "vs 1 context"], scale_rows)
+    print_table(["contexts", "model batching", "steps", "seconds", "steps/s", "vs 1 context"], scale_rows)
 
 
-async def by_contexts(site: SiteConfig, strategy: str, steps: int, runs: str, counts: tuple[int, ...]) -> list[list]:
-    """One row per context count: steps, seconds, steps/s and the ratio to the first count's steps/s."""
-    rows, base = [], None
+async def by_contexts(
+    site: SiteConfig,
+    strategy: str,
+    steps: int,
+    runs: str,
+    counts: tuple[int, ...],
+    model: ModelConfig | None = None,
+    base: list | None = None,
+) -> list[list]:
+    """One row per context count: batching, steps, seconds, steps/s and the ratio to the first count's steps/s (or
+    to row `base`'s)."""
+    model = model or ModelConfig()
+    batching = "continuous" if model.continuous_batching else "whole batches"
+    rows, rate0 = [], float(base[4]) if base else None
     for contexts in counts:
         cfg = ExploreConfig(strategy=strategy, max_steps=steps, contexts=contexts, seed=0)
-        r = await run_exploration(site, cfg, BrowserConfig(), runs_dir=runs, run_id=f"{strategy}-{contexts}")
+        run_id = f"{strategy}-{contexts}-{batching.split()[0]}"
+        r = await run_exploration(site, cfg, BrowserConfig(), model, runs_dir=runs, run_id=run_id)
         rate = r.steps / r.seconds
-        base = base or rate
-        rows.append([contexts, r.steps, f"{r.seconds:.1f}", f"{rate:.2f}", f"{rate / base:.2f}x"])
+        rate0 = rate0 or rate
+        rows.append([contexts, batching if strategy == "scale" else "-", r.steps, f"{r.seconds:.1f}", f"{rate:.3f}"])
+        rows[-1].append(f"{rate / rate0:.2f}x")
     return rows
 
 
