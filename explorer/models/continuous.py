@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from transformers import DynamicCache
 
 from explorer.models.base import Generation, Message, Usage
+from explorer.models.grammar import mask_logits
 from explorer.models.local import Clock
 
 
@@ -70,8 +71,7 @@ class ContinuousBatch:
         self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []  # per layer: keys, values [rows, heads, width, dim]
         self.mask: torch.Tensor | None = None  # [rows, width]: 1 where a row has a token, 0 for its padding
         self.next_tokens: list[int] = []  # per row: the token the next step feeds
-        tokenizer = model.tokenizer
-        self._ends = _ends(model.hf_model.generation_config.eos_token_id) | {tokenizer.pad_token_id}
+        self._ends = model.end_ids()
 
     @property
     def key(self) -> tuple:
@@ -166,7 +166,8 @@ class ContinuousBatch:
         """Choose the next token of rows `first`.. from their logits (one row each), under each row's grammar;
         then resolve the rows that ended and cut them out."""
         rows = self.streams[first:]
-        _constrain(logits, [s.matcher for s in rows])
+        matchers = [s.matcher for s in rows]  # a row whose grammar ended is left free: its next token ends it
+        mask_logits(logits, matchers, [k for k, m in enumerate(matchers) if m is not None and not m.is_terminated()])
         if self.temperature > 0:
             chosen = torch.multinomial(torch.softmax(logits / self.temperature, dim=-1), 1)[:, 0].tolist()
         else:
@@ -207,7 +208,8 @@ class ContinuousBatch:
                 requests=int(s.lead),
             )
             s.request.future.set_result(Generation(text, usage, finish))
-        keep = [k for k in range(len(self.streams)) if k not in set(done)]
+        ended = set(done)
+        keep = [k for k in range(len(self.streams)) if k not in ended]
         self.streams = [self.streams[k] for k in keep]
         self.next_tokens = [self.next_tokens[k] for k in keep]
         if not keep:
@@ -231,10 +233,6 @@ def _left(t: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
     return F.pad(t, pad)
 
 
-def _ends(ids: int | list[int] | None) -> set[int]:
-    return set() if ids is None else {ids} if isinstance(ids, int) else set(ids)
-
-
 def _matcher(compiled: list | None, i: int):
     """A fresh grammar matcher for row i (None: a free row)."""
     if compiled is None or compiled[i] is None:
@@ -242,17 +240,3 @@ def _matcher(compiled: list | None, i: int):
     import xgrammar as xgr
 
     return xgr.GrammarMatcher(compiled[i])
-
-
-def _constrain(logits: torch.Tensor, matchers: Sequence) -> None:
-    """Mask each row's logits to the tokens its grammar allows next (rows without one, or whose grammar ended,
-    are left free: their next token is an end token or they are already resolved)."""
-    live = [k for k, m in enumerate(matchers) if m is not None and not m.is_terminated()]
-    if not live:
-        return
-    import xgrammar as xgr
-
-    bitmask = xgr.allocate_token_bitmask(len(matchers), logits.shape[-1])
-    for k in live:
-        matchers[k].fill_next_token_bitmask(bitmask, k)
-    xgr.apply_token_bitmask_inplace(logits, bitmask.to(logits.device), indices=live)

@@ -65,6 +65,21 @@ class Grammars:
         return GrammarProcessor(self.compiled(patterns), prompt_length)
 
 
+def mask_logits(scores: torch.Tensor, matchers: Sequence, rows: Sequence[int], bitmask=None) -> torch.Tensor:
+    """Mask `rows` of `scores` (one row of logits per matcher) to the tokens each row's matcher allows next, in
+    place; `bitmask`: a reusable xgrammar bitmask of the batch (allocated here when None)."""
+    if not rows:
+        return scores
+    import xgrammar as xgr
+
+    if bitmask is None:
+        bitmask = xgr.allocate_token_bitmask(len(matchers), scores.shape[-1])
+    for row in rows:
+        matchers[row].fill_next_token_bitmask(bitmask, row)
+    xgr.apply_token_bitmask_inplace(scores, bitmask.to(scores.device), indices=list(rows))
+    return scores
+
+
 class GrammarProcessor(LogitsProcessor):
     """Masks each row's next-token logits to what keeps its completion (the tokens after `prompt_length`) inside its
     compiled grammar (one per row, so the rows of a batch may be different roles' calls; None: a free row).
@@ -91,11 +106,7 @@ class GrammarProcessor(LogitsProcessor):
             self.bitmask = xgr.allocate_token_bitmask(len(self.compiled), info.vocab_size)
         tails = input_ids[:, self.prompt_length :].tolist()
         masked = [row for row, ids in enumerate(tails) if self.matchers[row] is not None and self._sync(row, ids)]
-        for row in masked:
-            self.matchers[row].fill_next_token_bitmask(self.bitmask, row)
-        if masked:
-            xgr.apply_token_bitmask_inplace(scores, self.bitmask.to(scores.device), indices=masked)
-        return scores
+        return mask_logits(scores, self.matchers, masked, self.bitmask)
 
     def _sync(self, row: int, ids: list[int]) -> bool:
         """Bring row's matcher to the state after `ids`; False where it has ended or `ids` leave the grammar."""

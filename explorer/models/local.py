@@ -455,8 +455,12 @@ class LocalModel:
         pil = [[Image.open(io.BytesIO(png)).convert("RGB") for png in row or ()] for row in images]
         return self.processor(text=prompts, images=pil if any(pil) else None, return_tensors="pt", padding=True)
 
+    def end_ids(self) -> set[int]:
+        """The tokens that end a row: the end-of-sequence tokens, and the pad token (a row that is done)."""
+        return _ids(self.hf_model.generation_config.eos_token_id) | {self.tokenizer.pad_token_id}
+
     def _finish(self, row: list[int], prompt_tokens: int, limit: int, stop: Sequence[str] | None):
-        ends = _ids(self.hf_model.generation_config.eos_token_id) | {self.tokenizer.pad_token_id}  # pad: row done
+        ends = self.end_ids()
         end = next((i for i, t in enumerate(row) if t in ends), None)
         tokens = row if end is None else row[: end + 1]
         text = self.tokenizer.decode(tokens, skip_special_tokens=True)
