@@ -6,7 +6,8 @@ build the dataset of those runs (reverse construction, the `quick` recipe), trai
 same TrainConfig and seed for every strategy), then run the Actor with it on the bundled `test` split (the first
 --per-site tasks of each site) and on MiniWoB++ episodes of the types a random policy never passes. Zero-shot is
 the base Actor; few-shot the base Actor with demonstrations retrieved from a random-walk dataset (bench/eval.py's
-pool). Explorations, datasets, adapters and evaluations are cached per (strategy, seed) under --cache and resume.
+pool). The floors run on the same tasks and episodes at every seed: a trained Actor's gain counts above
+them. Explorations, datasets, adapters and evaluations are cached per (strategy, seed) under --cache and resume.
 
     .venv/bin/python bench/data_value.py                                  # the README's table (hours on a CPU)
     .venv/bin/python bench/data_value.py --seeds 0 --strategies greedy --steps 10 --per-site 1 --episodes 1
@@ -37,6 +38,7 @@ from training.config import TrainConfig  # noqa: E402
 
 STRATEGIES = ("scale", "greedy", "random", "bfs")
 TARGETS = ("bundled", "miniwob")
+FLOOR_ROWS = ("random", "ranker")  # no model: the know-nothing floor, and the closest element to the task
 
 
 def strategy_data(strategy: str, seed: int, steps: int, sites, cache: Path) -> tuple[Path, int]:
@@ -105,12 +107,14 @@ def main() -> None:
                 for target in TARGETS:
                     episodes = target_episodes(target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed)
                     policy = policy_for(row, model, similarity, shots, seed)
-                    folder = cache / "evals" / f"{label}-{target}-seed{seed}-steps{args.max_steps}"
+                    folder = cache / "evals" / f"{label}-{target}-seed{seed}-steps{args.max_steps}-n{len(episodes)}"
                     sc, _ = evaluate(episodes, policy, folder, row, target, seed, args.max_steps, adapter)
                     scores.setdefault((label, target), []).append(sc.sr)
                     print(f"seed {seed} {label} {target}: SR {sc.sr:.3f} ({sc.n})", file=sys.stderr, flush=True)
 
             for seed in seeds:
+                for floor in FLOOR_ROWS:
+                    run(floor, seed, floor)
                 run("zero-shot", seed, "zero-shot")
                 run("few-shot", seed, "few-shot")
                 cfg = TrainConfig(views=("actor",), max_steps=args.train_steps, batch_size=4, seed=seed)
@@ -131,20 +135,30 @@ def main() -> None:
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
         f" site; Actor adapters {args.train_steps} steps; seeds {args.seeds}\n"
     )
-    labels = ["zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]
+    labels = [*FLOOR_ROWS, "zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]
     rows = []
     for label in labels:
         strategy = label.removeprefix("actor on ").removesuffix(" data")
         cells = [label, _mean(states.get(strategy)), _mean(examples.get(strategy))]
         for target in TARGETS:
-            srs = scores.get((label, target), [])
-            cells.append(f"{statistics.fmean(srs):.3f} ± {statistics.pstdev(srs):.3f}" if srs else "-")
-        rows.append(cells)
-    print_table(["policy", "states found", "actor examples", "bundled SR (mean ± sd)", "MiniWoB++ SR"], rows)
+            cells.append(_spread(scores.get((label, target), [])))
+        ranker = scores.get(("ranker", "bundled"), [])
+        srs = scores.get((label, "bundled"), [])
+        gains = [a - b for a, b in zip(srs, ranker, strict=False)] if label not in FLOOR_ROWS else []
+        rows.append([*cells[:4], _spread(gains, signed=True), cells[4]])
+    headers = ["policy", "states found", "actor examples", "bundled SR (mean ± sd)", "bundled SR − ranker, per seed"]
+    print_table([*headers, "MiniWoB++ SR"], rows)
 
 
 def _mean(values: list[int] | None) -> str:
     return f"{statistics.fmean(values):.0f}" if values else "-"
+
+
+def _spread(values: list[float], signed: bool = False) -> str:
+    """`mean ± population sd` of `values` ('-' when none)."""
+    if not values:
+        return "-"
+    return f"{statistics.fmean(values):{'+' if signed else ''}.3f} ± {statistics.pstdev(values):.3f}"
 
 
 if __name__ == "__main__":
