@@ -8,6 +8,11 @@
    differ in the action): naive `generate` one at a time (no prefix reuse, no drafts) against the default config,
    one at a time (prefix reuse, prompt lookup drafts) and in one batch (prefix reuse), in the default dtype.
    Output tokens per second and the ratio to naive, side by side in one run.
+3. Where a decode step goes: one forward pass of one new token after a 700-token context (the KV cache kept), at
+   1 and 2 torch threads interleaved; the weight bytes every such step reads (the output layer's share apart),
+   and the share of the step's CPU time in matrix products (torch's profiler). A step that reads all weights
+   for one token is bound by memory bandwidth: only fewer or smaller weights, or more rows per read, make it
+   cheaper.
 """
 
 from __future__ import annotations
@@ -129,6 +134,46 @@ def one_observation() -> None:
     dtype = arms["naive, one at a time"][0].hf_model.dtype
     print(f"\none observation: {PROMPTS} questions sharing a page, {NEW_TOKENS} new tokens each, {dtype}")
     print_table(["calls", "seconds", "tok/s", "vs naive"], rows)
+    decode_step()
+
+
+def decode_step(context: int = 700, steps: int = 20) -> None:
+    """Section 3: milliseconds of a one-token forward by dtype and torch threads (interleaved), the weights a
+    step reads, and its share of CPU time in matrix products."""
+    import torch
+
+    models = {dtype: LocalModel(ModelConfig(dtype=dtype, **NAIVE)).hf_model for dtype in DTYPES}
+    ids = torch.randint(0, models["float32"].config.vocab_size, (1, context))
+
+    def forward_ms(hf) -> float:
+        with torch.inference_mode():
+            cache = hf(ids, use_cache=True).cache
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                cache = hf(ids[:, -1:], cache=cache, use_cache=True).cache
+            return (time.perf_counter() - t0) / steps * 1000
+
+    threads, arms = torch.get_num_threads(), [(d, n) for d in DTYPES for n in (1, 2)]
+    times: dict[tuple[str, int], list[float]] = {arm: [] for arm in arms}
+    for _ in range(REPEATS):
+        for dtype, n in arms:
+            torch.set_num_threads(n)
+            times[dtype, n].append(forward_ms(models[dtype]))
+    torch.set_num_threads(threads)
+    base = median(times["float32", 1])
+    rows = []
+    for (dtype, n), ms in times.items():
+        weights = sum(t.numel() * t.element_size() for t in models[dtype].parameters())
+        rows.append([dtype, n, weights / 1e6, median(ms), f"{base / median(ms):.2f}x"])
+    with torch.inference_mode(), torch.profiler.profile() as prof:
+        forward_ms(models["float32"])
+    events = prof.key_averages()
+    mm = sum(e.self_cpu_time_total for e in events if e.key in ("aten::mm", "aten::addmm", "aten::bmm"))
+    head = models["float32"].get_output_embeddings().weight
+    print(f"\none decode step: 1 new token after {context} tokens of context, mean of {steps}, modes interleaved")
+    print_table(["dtype", "torch threads", "weights read (MB)", "ms per token", "speed vs float32, 1 thread"], rows)
+    share = mm / sum(e.self_cpu_time_total for e in events)
+    print(f"float32: the output layer is {head.numel() * 4 / 1e6:.0f} MB of it; {share:.0%} of CPU time in matmuls")
 
 
 if __name__ == "__main__":
