@@ -75,7 +75,8 @@ async def run_exploration(
     resume_run: str | None = None,
 ) -> RunSummary:
     """Explore `site` with `cfg.strategy` until a budget ends (or Ctrl-C); returns the run's summary. A fresh run
-    whose start URL cannot be reached raises SiteUnreachable and leaves no run folder behind."""
+    whose start URL cannot be reached raises SiteUnreachable and leaves no run folder behind; a resumed run whose
+    steps are spent returns its summary as it is."""
     store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
     rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
     model = batched = None
@@ -92,28 +93,31 @@ async def run_exploration(
     engine, empty = None, False
     tracker.accounting = partial(_accounting, store.meta(), tracker, budget, model, lambda: engine)
     try:
-        async with await Chromium.launch(browser, site.allowed_origins) as chromium:
-            sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
-            for session in sessions:  # the start URL answers, and the site's login steps run, before any step
-                await session.start()
-            if cfg.strategy == "scale":
-                memory = TransitionMemory.from_records(store.records())
-                engine = Engine(site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory)
-                workers = [run_worker(engine, s) for s in sessions]
-            else:
-                worker = BASELINES[cfg.strategy]
-                workers = [worker(site, tracker, budget, s, rng) for s in sessions]
-            progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
-            try:
-                await asyncio.gather(*workers)
-            except asyncio.CancelledError:
-                budget.stop("interrupted")
-            finally:
-                if progress is not None:
-                    progress.cancel()
-                    sys.stderr.write("\n")
-            for session in sessions:
-                await session.close()
+        if budget.exhausted() is None:  # a resumed run that has spent its budget opens no browser, takes no step
+            async with await Chromium.launch(browser, site.allowed_origins) as chromium:
+                sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
+                for session in sessions:  # the start URL answers, and the site's login steps run, before any step
+                    await session.start()
+                if cfg.strategy == "scale":
+                    memory = TransitionMemory.from_records(store.records())
+                    engine = Engine(
+                        site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory
+                    )
+                    workers = [run_worker(engine, s) for s in sessions]
+                else:
+                    worker = BASELINES[cfg.strategy]
+                    workers = [worker(site, tracker, budget, s, rng) for s in sessions]
+                progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
+                try:
+                    await asyncio.gather(*workers)
+                except asyncio.CancelledError:
+                    budget.stop("interrupted")
+                finally:
+                    if progress is not None:
+                        progress.cancel()
+                        sys.stderr.write("\n")
+                for session in sessions:
+                    await session.close()
     except SiteUnreachable:
         empty = resume_run is None and tracker.next_step == 0
         raise

@@ -152,3 +152,22 @@ async def test_bfs_keeps_to_the_policy_when_a_menu_shows_log_out(site_config, tm
     loaded = [r.action.url for r in rows if r.action.url] + [r.outcome["url_after"] for r in rows]
     assert not any(urlsplit(url).path == "/logout" for url in loaded)
     assert any("guest_demo" in e.name for e in shown[-1].elements)  # still logged in at the last new state
+
+
+async def test_resuming_a_run_that_spent_its_steps_takes_no_step_and_opens_no_page(tiny_site, tmp_path):
+    """A run resumed after it reached --max-steps returns its summary as it was: no start step, no new state,
+    and no browser (so a site that has since moved or gone down is no error). Before, every resume of a finished
+    run (bench/data_value.py re-reads its cached explorations) added a start step and a state."""
+    site = SiteConfig(name="tiny", start_url=tiny_site, timeouts={"navigation_ms": 4000, "action_ms": 3000})
+    summary, rows, graph, _ = await _run(site, "bfs", 4, tmp_path)
+    assert summary.stopped_by == "steps" and len(rows) == 4
+    gone = SiteConfig(name="tiny", start_url="http://127.0.0.1:9/", timeouts={"navigation_ms": 2000})
+    cfg = ExploreConfig(strategy="bfs", max_steps=4, seed=0)
+    again = await run_exploration(gone, cfg, BrowserConfig(), runs_dir=tmp_path, run_id="bfs", resume_run="bfs")
+    store, regraph = resume(tmp_path / "bfs")
+    try:
+        assert [r.step for r in store.steps()] == [r.step for r in rows]
+        assert sorted(regraph.g.nodes) == sorted(graph.g.nodes)
+    finally:
+        store.close()
+    assert again.stopped_by == "steps" and again.states == summary.states
