@@ -138,7 +138,7 @@ def main() -> None:
     labels = [*FLOOR_ROWS, "zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]
     rows = []
     for label in labels:
-        strategy = label.removeprefix("actor on ").removesuffix(" data")
+        strategy = label.removeprefix("actor on ").removesuffix(" data") if label.startswith("actor on ") else None
         cells = [label, _mean(states.get(strategy)), _mean(examples.get(strategy))]
         for target in TARGETS:
             cells.append(_spread(scores.get((label, target), [])))
