@@ -24,3 +24,11 @@ def print_table(headers: list[str], rows: list[list[object]]) -> None:
         print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def spread(values: list[float], digits: int = 3, signed: bool = False, sample: bool = False) -> str:
+    """`mean ± sd` of `values` ('-' when none): the population sd, or the sample sd with `sample` (0 for one value)."""
+    if not values:
+        return "-"
+    sd = statistics.stdev(values) if sample and len(values) > 1 else statistics.pstdev(values)
+    return f"{statistics.fmean(values):{'+' if signed else ''}.{digits}f} ± {sd:.{digits}f}"

@@ -26,7 +26,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not ben
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench.common import print_table  # noqa: E402
+from bench.common import print_table, spread  # noqa: E402
 from bench.eval import SITES, ZERO_FLOOR, demo_dataset, evaluate, policy_for, target_episodes  # noqa: E402
 from evals.miniwob import MiniWoBServer  # noqa: E402
 from evals.suites import load_suite  # noqa: E402
@@ -141,24 +141,17 @@ def main() -> None:
         strategy = label.removeprefix("actor on ").removesuffix(" data") if label.startswith("actor on ") else None
         cells = [label, _mean(states.get(strategy)), _mean(examples.get(strategy))]
         for target in TARGETS:
-            cells.append(_spread(scores.get((label, target), [])))
+            cells.append(spread(scores.get((label, target), [])))
         ranker = scores.get(("ranker", "bundled"), [])
         srs = scores.get((label, "bundled"), [])
         gains = [a - b for a, b in zip(srs, ranker, strict=False)] if label not in FLOOR_ROWS else []
-        rows.append([*cells[:4], _spread(gains, signed=True), cells[4]])
+        rows.append([*cells[:4], spread(gains, signed=True), cells[4]])
     headers = ["policy", "states found", "actor examples", "bundled SR (mean ± sd)", "bundled SR − ranker, per seed"]
     print_table([*headers, "MiniWoB++ SR"], rows)
 
 
 def _mean(values: list[int] | None) -> str:
     return f"{statistics.fmean(values):.0f}" if values else "-"
-
-
-def _spread(values: list[float], signed: bool = False) -> str:
-    """`mean ± population sd` of `values` ('-' when none)."""
-    if not values:
-        return "-"
-    return f"{statistics.fmean(values):{'+' if signed else ''}.3f} ± {statistics.pstdev(values):.3f}"
 
 
 if __name__ == "__main__":

@@ -31,7 +31,6 @@ import asyncio
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -41,7 +40,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not ben
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench.common import print_table  # noqa: E402
+from bench.common import print_table, spread  # noqa: E402
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig  # noqa: E402
 from explorer.models import Embedder, ModelConfig, load_model  # noqa: E402
 from training import (  # noqa: E402
@@ -181,12 +180,6 @@ def print_seeds(split: str, results: list[dict]) -> None:
     print_table(headers, rows)
 
 
-def _spread(values: list[float], signed: bool = False) -> str:
-    mean = statistics.fmean(values)
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{mean:+.2f} ± {sd:.2f}" if signed else f"{mean:.2f} ± {sd:.2f}"
-
-
 def print_summary(split: str, results: list[dict]) -> None:
     """Floor, base, few-shot and adapter side by side: mean ± sd over seeds, and each one's gain over the floor."""
     seeds = ",".join(str(r["seed"]) for r in results)
@@ -199,7 +192,9 @@ def print_summary(split: str, results: list[dict]) -> None:
             rows.append([col, "-", "-"])
             continue
         gains = [r[col] - r["floor"] for r in results if r[col] is not None]
-        rows.append([col, _spread(values), "" if col == "floor" else _spread(gains, signed=True)])
+        rows.append(
+            [col, spread(values, 2, sample=True), "" if col == "floor" else spread(gains, 2, signed=True, sample=True)]
+        )
     print_table(["split: " + split, "held-out accuracy", "gain over the floor"], rows)
 
 
