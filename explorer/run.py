@@ -79,8 +79,9 @@ async def run_exploration(
     steps are spent returns its summary as it is."""
     store, tracker = open_run(site, cfg, runs_dir, run_id, resume_run)
     rng = random.Random(f"{cfg.seed}:{tracker.next_step}")
+    spent = Budget(cfg, tracker).exhausted()  # a resumed run that spent its steps loads no model, opens no browser
     model = batched = None
-    if cfg.strategy == "scale":
+    if cfg.strategy == "scale" and spent is None:
         from explorer.models import Embedder, load_model
 
         model = load_model(model_config or ModelConfig())
@@ -93,7 +94,7 @@ async def run_exploration(
     engine, empty = None, False
     tracker.accounting = partial(_accounting, store.meta(), tracker, budget, model, lambda: engine)
     try:
-        if budget.exhausted() is None:  # a resumed run that has spent its budget opens no browser, takes no step
+        if spent is None:
             async with await Chromium.launch(browser, site.allowed_origins) as chromium:
                 sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
                 for session in sessions:  # the start URL answers, and the site's login steps run, before any step

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
+from explorer.models import ModelConfig
 from explorer.run import run_exploration
 from explorer.safety import in_scope
 from explorer.store import resume
@@ -156,8 +157,9 @@ async def test_bfs_keeps_to_the_policy_when_a_menu_shows_log_out(site_config, tm
 
 async def test_resuming_a_run_that_spent_its_steps_takes_no_step_and_opens_no_page(tiny_site, tmp_path):
     """A run resumed after it reached --max-steps returns its summary as it was: no start step, no new state,
-    and no browser (so a site that has since moved or gone down is no error). Before, every resume of a finished
-    run (bench/data_value.py re-reads its cached explorations) added a start step and a state."""
+    no browser and no model (so a site that has since moved or gone down, or a model that is gone, is no error).
+    Before, every resume of a finished run (bench/data_value.py re-reads its cached explorations) added a start
+    step and a state, and SCALE loaded its model first."""
     site = SiteConfig(name="tiny", start_url=tiny_site, timeouts={"navigation_ms": 4000, "action_ms": 3000})
     summary, rows, graph, _ = await _run(site, "bfs", 4, tmp_path)
     assert summary.stopped_by == "steps" and len(rows) == 4
@@ -170,4 +172,9 @@ async def test_resuming_a_run_that_spent_its_steps_takes_no_step_and_opens_no_pa
         assert sorted(regraph.g.nodes) == sorted(graph.g.nodes)
     finally:
         store.close()
+    assert again.stopped_by == "steps" and again.states == summary.states
+    # nor does SCALE load a model for it: this one could not load, and resuming is no error
+    scale = ExploreConfig(strategy="scale", max_steps=4, seed=0)
+    missing = ModelConfig(model=str(tmp_path / "no-such-model"))
+    again = await run_exploration(gone, scale, BrowserConfig(), missing, runs_dir=tmp_path, resume_run="bfs")
     assert again.stopped_by == "steps" and again.states == summary.states
