@@ -7,7 +7,12 @@ same TrainConfig and seed for every strategy), then run the Actor with it on the
 --per-site tasks of each site) and on MiniWoB++ episodes of the types a random policy never passes. Zero-shot is
 the base Actor; few-shot the base Actor with demonstrations retrieved from a random-walk dataset (bench/eval.py's
 pool). The floors run on the same tasks and episodes at every seed: a trained Actor's gain counts above
-them. Explorations, datasets, adapters and evaluations are cached per (strategy, seed) under --cache and resume.
+them. Explorations, datasets, adapters and evaluations are cached per (strategy, seed) under --cache/DTYPE and
+resume.
+
+The model runs in float32 unless --dtype says otherwise, on every machine: the embedded model's greedy answers
+differ between float32 and bfloat16 (zero-shot completed 1 of the 6 tasks in bfloat16 on an AMX machine, 2 in
+float32), so `auto` would make rows from different machines incomparable.
 
     .venv/bin/python bench/data_value.py                                  # the README's table (hours on a CPU)
     .venv/bin/python bench/data_value.py --seeds 0 --strategies greedy --steps 10 --per-site 1 --episodes 1
@@ -41,7 +46,7 @@ TARGETS = ("bundled", "miniwob")
 FLOOR_ROWS = ("random", "ranker")  # no model: the know-nothing floor, and the closest element to the task
 
 
-def strategy_data(strategy: str, seed: int, steps: int, sites, cache: Path) -> tuple[Path, int]:
+def strategy_data(strategy: str, seed: int, steps: int, sites, cache: Path, model: ModelConfig) -> tuple[Path, int]:
     """Explore every site with `strategy` (`steps` actions each) and build the dataset of those runs (cached):
     (the dataset folder, states found over the sites)."""
     from explorer.store import RunStore
@@ -51,7 +56,7 @@ def strategy_data(strategy: str, seed: int, steps: int, sites, cache: Path) -> t
 
     name = f"{strategy}-seed{seed}-steps{steps}"
     cfg = ExploreConfig(strategy=strategy, max_steps=steps, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=seed)
-    runs = asyncio.run(explore_sites(list(sites), cache / "explore" / name, cfg, BrowserConfig(), ModelConfig()))
+    runs = asyncio.run(explore_sites(list(sites), cache / "explore" / name, cfg, BrowserConfig(), model))
     out = cache / "datasets" / name
     if not (out / "stats.json").is_file():
         build_dataset(runs, load_recipe("quick"), out)
@@ -82,16 +87,18 @@ def main() -> None:
     p.add_argument("--train-steps", type=int, default=40, help="optimizer steps of each Actor adapter")
     p.add_argument("--shots", type=int, default=2)
     p.add_argument("--cache", default="/tmp/scalehop-bench-data-value")
+    p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "auto"), help="the model's dtype")
     args = p.parse_args()
     strategies = [s.strip() for s in args.strategies.split(",")]
     if unknown := [s for s in strategies if s not in STRATEGIES]:
         p.error(f"unknown strategies {unknown}: use {', '.join(STRATEGIES)}")
     seeds = [int(s) for s in args.seeds.split(",")]
-    cache = Path(args.cache)
+    cache = Path(args.cache) / args.dtype
     from evals.shots import ShotRetriever
     from explorer.models import Embedder, load_model
 
-    model, similarity = load_model(ModelConfig()), Embedder().similarity
+    model_cfg = ModelConfig(dtype=args.dtype)
+    model, similarity = load_model(model_cfg), Embedder().similarity
     scores: dict[tuple[str, str], list[float]] = {}
     examples: dict[str, list[int]] = {}
     states: dict[str, list[int]] = {}
@@ -119,7 +126,7 @@ def main() -> None:
                 run("few-shot", seed, "few-shot")
                 cfg = TrainConfig(views=("actor",), max_steps=args.train_steps, batch_size=4, seed=seed)
                 for strategy in strategies:
-                    dataset, found = strategy_data(strategy, seed, args.steps, sites.values(), cache)
+                    dataset, found = strategy_data(strategy, seed, args.steps, sites.values(), cache, model_cfg)
                     folder = cache / "adapters" / f"{strategy}-seed{seed}-steps{args.steps}"
                     examples.setdefault(strategy, []).append(actor_adapter(dataset, cfg, folder))
                     states.setdefault(strategy, []).append(found)
@@ -133,7 +140,7 @@ def main() -> None:
     print(
         f"\nbundled: test split, first {args.per_site} tasks of each site ({len(tasks)} tasks); MiniWoB++: "
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
-        f" site; Actor adapters {args.train_steps} steps; seeds {args.seeds}\n"
+        f" site; Actor adapters {args.train_steps} steps; seeds {args.seeds}; model {args.dtype}\n"
     )
     labels = [*FLOOR_ROWS, "zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]
     rows = []
