@@ -8,10 +8,12 @@ import importlib
 import json
 import logging
 import sys
+import typing
 from pathlib import Path
 
 from explorer.config import BrowserConfig, ExploreConfig, load_site_config, validated
 from explorer.errors import ScalehopError
+from explorer.models.config import ModelConfig
 from flows.options import add_config_options, config_from_args
 
 # The other verbs: each module has `add_commands(sub)`, which adds its parsers and binds each to its command
@@ -101,15 +103,21 @@ def model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--backend", choices=["local", "openai"], default="local")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://gpu-box:8000/v1")
+    p.add_argument(
+        "--dtype",
+        choices=typing.get_args(ModelConfig.model_fields["dtype"].annotation),
+        help="local: the weights' dtype (default auto: bfloat16 on CUDA and on CPUs with native bfloat16, else "
+        "float32). Greedy answers differ between dtypes: pin one to compare runs made on different machines",
+    )
+    p.add_argument("--threads", type=int, help="local: CPU threads (default: the cores this process may use)")
 
 
 def model_config(args: argparse.Namespace):
     """A validated ModelConfig from the options of `model_args`."""
-    from explorer.models import ModelConfig
-
     fields = {"backend": args.backend, "model": args.model, "adapter": args.adapter}
-    if args.base_url:
-        fields["base_url"] = args.base_url
+    for name in ("base_url", "dtype", "threads"):
+        if getattr(args, name, None) is not None:
+            fields[name] = getattr(args, name)
     return validated(lambda: ModelConfig(**fields), "model options")
 
 
@@ -191,7 +199,7 @@ def _cmd_step(args: argparse.Namespace) -> int:
 
 def _cmd_serve_model(args: argparse.Namespace) -> int:
     from explorer.errors import ConfigError
-    from explorer.models import ModelConfig, serve
+    from explorer.models import serve
 
     adapters = {}
     for spec in args.adapter:

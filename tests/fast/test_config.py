@@ -129,3 +129,19 @@ def test_loopback_origins_let_the_dns_guard_resolve_localhost():
 def test_requests_that_act_are_refused_by_path(url, method, main, forbidden):
     policy = SiteConfig.from_url("http://a.test/").policy
     assert bool(forbidden_request(url, method, main, policy)) == forbidden
+
+
+def test_model_options_pin_the_dtype_and_threads_and_name_a_bad_value():
+    """`--dtype` and `--threads` reach the ModelConfig of every model-calling verb (a bench that compares machines
+    pins float32: greedy answers differ between dtypes); left out, the config's defaults stand."""
+    from flows.cli import _parser, model_config
+
+    parser = _parser()
+    pinned = model_config(parser.parse_args(["eval", "bundled:shop", "--dtype", "float32", "--threads", "1"]))
+    assert (pinned.dtype, pinned.threads) == ("float32", 1)
+    default = model_config(parser.parse_args(["explore", "http://127.0.0.1:9/"]))
+    assert (default.dtype, default.threads) == ("auto", None)
+    with pytest.raises(ConfigError, match="threads"):
+        model_config(parser.parse_args(["eval", "bundled:shop", "--threads", "0"]))
+    with pytest.raises(SystemExit):  # argparse names the choices
+        parser.parse_args(["eval", "bundled:shop", "--dtype", "int4"])
