@@ -4,11 +4,11 @@ exploration strategy's data, next to the base Actor zero-shot and few-shot, over
 For every seed and strategy (scale, greedy, random, bfs): explore each bundled site with the same step budget,
 build the dataset of those runs (reverse construction, the `quick` recipe), train one Actor adapter on it (the
 same TrainConfig and seed for every strategy), then run the Actor with it on the bundled `test` split (the first
---per-site tasks of each site) and on MiniWoB++ episodes of the types a random policy never passes. Zero-shot is
-the base Actor; few-shot the base Actor with demonstrations retrieved from a random-walk dataset (bench/eval.py's
-pool). The floors run on the same tasks and episodes at every seed: a trained Actor's gain counts above
-them. Explorations, datasets, adapters and evaluations are cached per (strategy, seed) under --cache/DTYPE and
-resume.
+--per-site tasks of each site, or with --mixed in turn from each category) and on MiniWoB++ episodes of the types
+a random policy never passes. Zero-shot is the base Actor; few-shot the base Actor with demonstrations retrieved
+from a random-walk dataset (bench/eval.py's pool). The floors run on the same tasks and episodes at every seed: a
+trained Actor's gain counts above them. Explorations, datasets, adapters and evaluations are cached per (strategy,
+seed) under --cache/DTYPE and resume.
 
 The model runs in float32 unless --dtype says otherwise, on every machine: the embedded model's greedy answers
 differ between float32 and bfloat16 (zero-shot completed 1 of the 6 tasks in bfloat16 on an AMX machine, 2 in
@@ -32,9 +32,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bench.common import print_table, spread  # noqa: E402
-from bench.eval import SITES, ZERO_FLOOR, demo_dataset, evaluate, policy_for, target_episodes  # noqa: E402
+from bench.eval import ZERO_FLOOR, demo_dataset, evaluate, policy_for, target_episodes, task_set, test_tasks  # noqa: E402
 from evals.miniwob import MiniWoBServer  # noqa: E402
-from evals.suites import load_suite  # noqa: E402
 from explorer.config import BrowserConfig, ExploreConfig  # noqa: E402
 from explorer.models import ModelConfig  # noqa: E402
 from flows.demo import bundled_site_configs  # noqa: E402
@@ -81,6 +80,7 @@ def main() -> None:
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--steps", type=int, default=30, help="exploration actions per site (every strategy)")
     p.add_argument("--per-site", type=int, default=3, help="tasks of each site's test split")
+    p.add_argument("--mixed", action="store_true", help="take them in turn from each category (default: the first)")
     p.add_argument("--miniwob", default=",".join(ZERO_FLOOR), help="MiniWoB++ task types")
     p.add_argument("--episodes", type=int, default=1, help="MiniWoB++ episodes per type and seed")
     p.add_argument("--max-steps", type=int, default=6, help="actions per task")
@@ -106,7 +106,7 @@ def main() -> None:
     try:
         sites = {c.name: c for c in bundled_site_configs(servers.urls)}
         urls = {n: s.start_url for n, s in sites.items()}
-        tasks = [t for name in SITES for t in load_suite(f"bundled:{name}:test", urls)[: args.per_site]]
+        tasks = test_tasks(urls, args.per_site, args.mixed)
         shots = ShotRetriever.from_dataset(demo_dataset(cache, sites.values()), k=args.shots)
         with MiniWoBServer() as mw:
 
@@ -114,7 +114,9 @@ def main() -> None:
                 for target in TARGETS:
                     episodes = target_episodes(target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed)
                     policy = policy_for(row, model, similarity, shots, seed)
-                    folder = cache / "evals" / f"{label}-{target}-seed{seed}-steps{args.max_steps}-n{len(episodes)}"
+                    mixed = "-mixed" if args.mixed and target == "bundled" else ""
+                    name = f"{label}-{target}-seed{seed}-steps{args.max_steps}-n{len(episodes)}{mixed}"
+                    folder = cache / "evals" / name
                     sc, _ = evaluate(episodes, policy, folder, row, target, seed, args.max_steps, adapter)
                     scores.setdefault((label, target), []).append(sc.sr)
                     print(f"seed {seed} {label} {target}: SR {sc.sr:.3f} ({sc.n})", file=sys.stderr, flush=True)
@@ -138,7 +140,7 @@ def main() -> None:
     finally:
         servers.stop()
     print(
-        f"\nbundled: test split, first {args.per_site} tasks of each site ({len(tasks)} tasks); MiniWoB++: "
+        f"\nbundled: {task_set(args.per_site, args.mixed, len(tasks))}; MiniWoB++: "
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
         f" site; Actor adapters {args.train_steps} steps; seeds {args.seeds}; model {args.dtype}\n"
     )

@@ -2,7 +2,8 @@
 the ranker: the element closest to the task, no model), the Actor zero-shot and few-shot, the world-model policy
 and the adaptive one, side by side in one run.
 
-Bundled: the `test` split of each site's suite (the first --per-site tasks of it), each task graded by its own
+Bundled: the `test` split of each site's suite (the first --per-site tasks of it, or with --mixed in turn from each
+category), each task graded by its own
 check. MiniWoB++: --episodes seeded episodes of each task type in --miniwob. Every policy runs over --seeds: the
 random policy and the world model's tie-breaks use the seed, MiniWoB episodes start at it; the Actor decodes
 greedily, so on the bundled suites its seeds differ only by timing. Few-shot demonstrations come from a dataset
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
 import sys
@@ -47,6 +49,27 @@ ROWS = ("random", "ranker", "zero-shot", "few-shot", "world-model", "adaptive")
 # seeds (1, 2; 4 steps) passed click-widget, click-checkboxes and click-test-transfer by chance: read SR against
 # the random row of the same run, never against zero
 ZERO_FLOOR = ("click-test-transfer", "click-widget", "choose-list", "click-checkboxes", "enter-text", "login-user")
+
+
+def test_tasks(urls: dict[str, str], per_site: int, mixed: bool = False) -> list:
+    """The first `per_site` tasks of each bundled site's `test` split. The split lists its navigation tasks first;
+    `mixed` takes the tasks in turn from each category (navigation, search, form, information, multi-step)."""
+    out = []
+    for name in SITES:
+        tasks = load_suite(f"bundled:{name}:test", urls)
+        if mixed:
+            groups: dict[str, list] = {}
+            for task in tasks:
+                groups.setdefault(task.category, []).append(task)
+            tasks = [t for row in itertools.zip_longest(*groups.values()) for t in row if t is not None]
+        out += tasks[:per_site]
+    return out
+
+
+def task_set(per_site: int, mixed: bool, n: int) -> str:
+    """The bundled column's task set in words, for a table's footer."""
+    order = "in turn from each category" if mixed else "first of the split: navigation"
+    return f"test split, {per_site} tasks of each site ({order}; {n} tasks)"
 
 
 def demo_dataset(cache: Path, sites) -> Path:
@@ -100,6 +123,7 @@ def main() -> None:
     p.add_argument("--policies", default=",".join(ROWS), help=f"rows to run: {', '.join(ROWS)}")
     p.add_argument("--seeds", default="0,1", help="seeds, e.g. 0,1,2")
     p.add_argument("--per-site", type=int, default=4, help="tasks of each site's test split")
+    p.add_argument("--mixed", action="store_true", help="take them in turn from each category (default: the first)")
     p.add_argument("--miniwob", default=",".join(ZERO_FLOOR), help="MiniWoB++ task types")
     p.add_argument("--episodes", type=int, default=2, help="MiniWoB++ episodes per task type and seed")
     p.add_argument("--max-steps", type=int, default=8)
@@ -123,7 +147,7 @@ def main() -> None:
     try:
         sites = {c.name: c for c in bundled_site_configs(servers.urls)}
         urls = {n: s.start_url for n, s in sites.items()}
-        tasks = [t for name in SITES for t in load_suite(f"bundled:{name}:test", urls)[: args.per_site]]
+        tasks = test_tasks(urls, args.per_site, args.mixed)
         if any(r not in FLOORS for r in rows):
             from explorer.models import Embedder, ModelConfig, load_model
 
@@ -141,14 +165,15 @@ def main() -> None:
                             target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed
                         )
                         policy = policy_for(row, model, similarity, shots, seed)
-                        folder = cache / "evals" / f"{row}-{target}-seed{seed}-steps{args.max_steps}"
+                        mixed = "-mixed" if args.mixed and target == "bundled" else ""
+                        folder = cache / "evals" / f"{row}-{target}-seed{seed}-steps{args.max_steps}{mixed}"
                         per_seed.append(evaluate(episodes, policy, folder, row, target, seed, args.max_steps))
                     table.append(_row(row, target, per_seed))
                     print(f"{row} {target}: {table[-1]}", file=sys.stderr, flush=True)
     finally:
         servers.stop()
     print(
-        f"\nbundled: test split, first {args.per_site} tasks of each site ({len(tasks)} tasks); MiniWoB++: "
+        f"\nbundled: {task_set(args.per_site, args.mixed, len(tasks))}; MiniWoB++: "
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; seeds {args.seeds}\n"
     )
     print_table(["policy", "target", "tasks", "SR mean", "SR sd", "AS", "AS (ok)", "tokens/traj", "fallback"], table)
