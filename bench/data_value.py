@@ -87,7 +87,7 @@ def main() -> None:
     p.add_argument("--train-steps", type=int, default=40, help="optimizer steps of each Actor adapter")
     p.add_argument("--shots", type=int, default=2)
     p.add_argument("--cache", default="/tmp/scalehop-bench-data-value")
-    p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "auto"), help="the model's dtype")
+    p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="the model's dtype")
     args = p.parse_args()
     strategies = [s.strip() for s in args.strategies.split(",")]
     if unknown := [s for s in strategies if s not in STRATEGIES]:

@@ -53,15 +53,17 @@ ZERO_FLOOR = ("click-test-transfer", "click-widget", "choose-list", "click-check
 
 def test_tasks(urls: dict[str, str], per_site: int, mixed: bool = False) -> list:
     """The first `per_site` tasks of each bundled site's `test` split. The split lists its navigation tasks first;
-    `mixed` takes the tasks in turn from each category (navigation, search, form, information, multi-step)."""
+    `mixed` takes the tasks in turn from each category (navigation, search, form, info, multi-step)."""
     out = []
-    for name in SITES:
+    for i, name in enumerate(SITES):
         tasks = load_suite(f"bundled:{name}:test", urls)
-        if mixed:
+        if mixed:  # each site starts at a different category, so fewer than 5 a site still cover them all
             groups: dict[str, list] = {}
             for task in tasks:
                 groups.setdefault(task.category, []).append(task)
-            tasks = [t for row in itertools.zip_longest(*groups.values()) for t in row if t is not None]
+            turn = list(groups.values())
+            turn = turn[i % len(turn) :] + turn[: i % len(turn)]
+            tasks = [t for row in itertools.zip_longest(*turn) for t in row if t is not None]
         out += tasks[:per_site]
     return out
 
@@ -136,10 +138,6 @@ def main() -> None:
     if unknown:
         p.error(f"unknown rows {unknown}: use {', '.join(ROWS)} (policies: {', '.join(POLICIES)})")
     seeds = [int(s) for s in args.seeds.split(",")]
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
     cache = Path(args.cache)
     servers = serve_sites(port=0, slow_seconds=5)
     model = similarity = shots = None
@@ -151,7 +149,7 @@ def main() -> None:
         if any(r not in FLOORS for r in rows):
             from explorer.models import Embedder, ModelConfig, load_model
 
-            model, similarity = load_model(ModelConfig()), Embedder().similarity
+            model, similarity = load_model(ModelConfig(threads=args.threads)), Embedder().similarity
         if "few-shot" in rows:
             from evals.shots import ShotRetriever
 

@@ -74,7 +74,9 @@ def cmd_improve(args: argparse.Namespace) -> int:
     serving = model_config(args).model_copy(update={"adapter": None})
     sites = [load_site_config(t) for t in args.targets]
     base = args.train_model or args.model
-    train = TrainConfig.load(args.train_config, base_model=base, epochs=args.epochs, lr=args.lr, seed=args.seed)
+    train = TrainConfig.load(  # --threads holds for training too (torch's thread count is per process)
+        args.train_config, base_model=base, epochs=args.epochs, lr=args.lr, seed=args.seed, threads=args.threads
+    )
     explore = config_from_args(
         ExploreConfig, args, ROUND_FLAGS, seed=args.seed, max_steps=args.max_steps or ROUND_STEPS
     )
