@@ -32,7 +32,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bench.common import print_table, spread  # noqa: E402
-from bench.eval import ZERO_FLOOR, demo_dataset, evaluate, policy_for, target_episodes, task_set, test_tasks  # noqa: E402
+from bench.eval import (  # noqa: E402
+    ZERO_FLOOR,
+    demo_dataset,
+    evaluate,
+    mixed_tag,
+    policy_for,
+    target_episodes,
+    task_set,
+    test_tasks,
+)
 from evals.miniwob import MiniWoBServer  # noqa: E402
 from explorer.config import BrowserConfig, ExploreConfig  # noqa: E402
 from explorer.models import ModelConfig  # noqa: E402
@@ -114,8 +123,8 @@ def main() -> None:
                 for target in TARGETS:
                     episodes = target_episodes(target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed)
                     policy = policy_for(row, model, similarity, shots, seed)
-                    mixed = "-mixed" if args.mixed and target == "bundled" else ""
-                    name = f"{label}-{target}-seed{seed}-steps{args.max_steps}-n{len(episodes)}{mixed}"
+                    tag = mixed_tag(target, args.mixed)
+                    name = f"{label}-{target}-seed{seed}-steps{args.max_steps}-n{len(episodes)}{tag}"
                     folder = cache / "evals" / name
                     sc, _ = evaluate(episodes, policy, folder, row, target, seed, args.max_steps, adapter)
                     scores.setdefault((label, target), []).append(sc.sr)

@@ -3,11 +3,11 @@ the ranker: the element closest to the task, no model), the Actor zero-shot and 
 and the adaptive one, side by side in one run.
 
 Bundled: the `test` split of each site's suite (the first --per-site tasks of it, or with --mixed in turn from each
-category), each task graded by its own
-check. MiniWoB++: --episodes seeded episodes of each task type in --miniwob. Every policy runs over --seeds: the
-random policy and the world model's tie-breaks use the seed, MiniWoB episodes start at it; the Actor decodes
-greedily, so on the bundled suites its seeds differ only by timing. Few-shot demonstrations come from a dataset
-built (once, cached) from random-walk explorations of the three bundled sites, not from the tasks.
+category), each task graded by its own check. MiniWoB++: --episodes seeded episodes of each task type in
+--miniwob. Every policy runs over --seeds: the random policy and the world model's tie-breaks use the seed,
+MiniWoB episodes start at it; the Actor decodes greedily, so on the bundled suites its seeds differ only by
+timing. Few-shot demonstrations come from a dataset built (once, cached) from random-walk explorations of the
+three bundled sites, not from the tasks.
 
 Results are cached per (policy, target, seed) under --cache, and each evaluation resumes where it stopped.
 
@@ -66,6 +66,11 @@ def test_tasks(urls: dict[str, str], per_site: int, mixed: bool = False) -> list
             tasks = [t for row in itertools.zip_longest(*turn) for t in row if t is not None]
         out += tasks[:per_site]
     return out
+
+
+def mixed_tag(target: str, mixed: bool) -> str:
+    """The suffix of an evaluation folder whose bundled tasks were taken --mixed (a different task set, same size)."""
+    return "-mixed" if mixed and target == "bundled" else ""
 
 
 def task_set(per_site: int, mixed: bool, n: int) -> str:
@@ -163,8 +168,8 @@ def main() -> None:
                             target, tasks, sites, similarity, mw, args.miniwob, args.episodes, seed
                         )
                         policy = policy_for(row, model, similarity, shots, seed)
-                        mixed = "-mixed" if args.mixed and target == "bundled" else ""
-                        folder = cache / "evals" / f"{row}-{target}-seed{seed}-steps{args.max_steps}{mixed}"
+                        tag = mixed_tag(target, args.mixed)
+                        folder = cache / "evals" / f"{row}-{target}-seed{seed}-steps{args.max_steps}{tag}"
                         per_seed.append(evaluate(episodes, policy, folder, row, target, seed, args.max_steps))
                     table.append(_row(row, target, per_seed))
                     print(f"{row} {target}: {table[-1]}", file=sys.stderr, flush=True)
