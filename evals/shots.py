@@ -3,7 +3,8 @@
 
 Every single-step row is one demonstration, every step of a multi-step row one more (the steps before it are its
 history), every page-QA row a `stop "answer"`. A task row that kept its goal page (`goal_observation_text`) adds
-the demonstration that ends it: on that page, after all of its actions, `ACTION: stop`. A demonstration is a
+the demonstration that ends it: on that page, after all of its actions, `ACTION: stop` (`stop "answer"` when the
+row has an `answer`: an information-seeking task, `synthesis.answers`). A demonstration is a
 (prompt, answer) pair in the Actor's own format: the prompt is the Actor's question
 (`explorer/roles/prompts/actor.md`) filled with the row's instruction, page and elements, taken from
 `observation_text` (the observation's text form); the answer is the Actor's grammar, `ACTION: click [12]` then
@@ -27,7 +28,7 @@ import numpy as np
 from explorer.errors import ConfigError
 from explorer.models.grammar import REASON_CHARS
 from explorer.records import Observation
-from explorer.roles.actor import MAX_SHOWN, actor_question
+from explorer.roles.actor import ANSWER_REASON, MAX_SHOWN, actor_question
 from explorer.roles.shortlist import shortlist
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> one row per text (normalized here)
@@ -39,8 +40,8 @@ _COLUMNS = {
     "multi_step": ["instruction", "steps"],
     "page_qa": ["question", "answer", "observation_text"],
 }
-_OPTIONAL = ["page_texts", "goal_observation_text", "goal_page_texts"]  # newer columns (older datasets lack them)
-QA_REASON = "The page shows the answer."
+# newer columns (older datasets lack them)
+_OPTIONAL = ["page_texts", "goal_observation_text", "goal_page_texts", "answer"]
 STOP_REASON = "The earlier steps reached what the task asks for: it is done."
 
 
@@ -143,7 +144,7 @@ def demonstrations(splits: Mapping[str, Iterable[Mapping]]) -> list[Demonstratio
             history.append(step["action_text"])
         _add_stop(out, "multi_step", row, history)
     for row in splits.get("page_qa", ()):
-        _add(out, "page_qa", row["question"], row, {"kind": "stop", "answer": row["answer"]}, QA_REASON)
+        _add(out, "page_qa", row["question"], row, {"kind": "stop", "answer": row["answer"]}, ANSWER_REASON)
     return out
 
 
@@ -167,10 +168,13 @@ def _add(
 
 def _add_stop(out: list, split: str, row: Mapping, history: Sequence[str]) -> None:
     """Append the demonstration that ends a task: on the page its actions reach (the row's goal page, when the
-    dataset kept it), after those actions, the Actor stops."""
+    dataset kept it), after those actions, the Actor stops, with the row's `answer` when it has one."""
     if row.get("goal_observation_text"):
         goal = {"observation_text": row["goal_observation_text"], "page_texts": row.get("goal_page_texts")}
-        _add(out, split, row["instruction"], goal, {"kind": "stop"}, STOP_REASON, history)
+        if answer := row.get("answer"):
+            _add(out, split, row["instruction"], goal, {"kind": "stop", "answer": answer}, ANSWER_REASON, history)
+        else:
+            _add(out, split, row["instruction"], goal, {"kind": "stop"}, STOP_REASON, history)
 
 
 def _steps(steps) -> list[Mapping]:

@@ -1,4 +1,5 @@
-"""`build_dataset`: run folders in, a dataset folder out. Builders -> generator -> scrub -> gates -> export.
+"""`build_dataset`: run folders in, a dataset folder out. Builders -> generator -> answer tasks -> scrub -> gates ->
+export.
 
 Output layout (default `<first run>/dataset/`): `hf/` (save_to_disk), `parquet/<split>.parquet`, `README.md`
 (the card) and `stats.json` (synthesis.stats.DatasetStats; keys documented in datasets/README.md).
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from explorer.config import BrowserConfig
 from explorer.models import ChatModel
+from synthesis.answers import answer_tasks
 from synthesis.export import push, render_card, to_dataset_dict, write_data
 from synthesis.gates import check_format, dedup
 from synthesis.generators import ModelGenerator
@@ -61,8 +63,7 @@ def build_dataset(
         seconds: dict[str, float] = {}
         skipped: Counter = Counter()
         tasks = _draft(sources, recipe, skipped, seconds)
-        drafts = Counter(t.task_type for t in tasks)
-        fallbacks, model_id = 0, None
+        model_id = None
         if recipe.generator == "model" and tasks:
             t0 = time.perf_counter()
             if model is None:
@@ -70,8 +71,11 @@ def build_dataset(
 
                 model = load_model(recipe.model)
             tasks = ModelGenerator(model, recipe.model.max_new_tokens).write(tasks)
-            fallbacks, model_id = sum(t.fallback for t in tasks), model.model_id
+            model_id = model.model_id
             seconds["generate"] = time.perf_counter() - t0
+        if recipe.answer_tasks:  # after the generator: the question is the instruction, not a rewording of it
+            tasks += answer_tasks(tasks)
+        drafts, fallbacks = Counter(t.task_type for t in tasks), sum(t.fallback for t in tasks)
         scrubbers = {i: Scrubber(site_secrets(s.site, recipe.gates.scrub_env)) for i, s in enumerate(sources)}
         tasks = [scrubbers[t.source].task(t) for t in tasks]
         tasks, format_drops = check_format(tasks, recipe.gates)

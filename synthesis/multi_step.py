@@ -10,11 +10,12 @@ import networkx as nx
 
 from explorer.dedup import normalize_url
 from explorer.records import Action, Edge, Element, Observation
+from explorer.roles.actor import SHOWN_TEXTS
 from explorer.rows import RecordRow
 from synthesis.recipe import DatasetRecipe
 from synthesis.records import Lineage, MultiStepTask, PathStep
 from synthesis.source import RunSource, task_id
-from synthesis.templates import page_name, path_instruction, step_reasoning
+from synthesis.templates import page_facts, page_name, path_instruction, step_reasoning
 
 
 def build_multi_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter | None = None) -> list[MultiStepTask]:
@@ -106,7 +107,7 @@ def _task(source: RunSource, path: list[Edge], outcomes: dict, min_path: int, sk
                 url=node.raw_url,
                 title=node.title,
                 observation_text=obs.text,
-                page_texts=obs.texts[:6],
+                page_texts=obs.texts[:SHOWN_TEXTS],
                 screenshot=node.screenshot,
                 action=action,
                 action_text=action.describe(),
@@ -134,5 +135,6 @@ def _task(source: RunSource, path: list[Edge], outcomes: dict, min_path: int, sk
         instruction=path_instruction(goal_name, actions, navigates),
         steps=steps,
         goal_observation_text=goal_obs.text,
-        goal_page_texts=goal_obs.texts[:6],
+        goal_page_texts=goal_obs.texts[:SHOWN_TEXTS],
+        goal_facts=page_facts(goal_name, goal_obs),
     )

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from explorer.records import Node, Observation
+from explorer.roles.actor import SHOWN_TEXTS
 from explorer.rows import RecordRow
 from synthesis.recipe import DatasetRecipe
 from synthesis.records import Lineage, PageQA
 from synthesis.source import RunSource, task_id
-from synthesis.templates import has_effect, outcome_question, page_questions
+from synthesis.templates import has_effect, outcome_question, page_facts, page_name, page_questions
 
 MAX_OUTCOMES_PER_NODE = 3
 
 
 def build_page_qa(source: RunSource, recipe: DatasetRecipe) -> list[PageQA]:
-    """For every node: title, heading, sections and form-field questions, plus "what happens when ..." questions
-    answered by the true transitions of actions tried there."""
+    """For every node: title, heading, sections, form-field and fact questions (`templates.page_facts`), plus
+    "what happens when ..." questions answered by the true transitions of actions tried there."""
     by_node: dict[str, list[RecordRow]] = {}
     for row in source.records():
         if has_effect(row.record.transition) and row.record.observation:
@@ -25,6 +26,7 @@ def build_page_qa(source: RunSource, recipe: DatasetRecipe) -> list[PageQA]:
         if obs is None:
             continue
         tasks += [_qa(source, node, obs, kind, q, a) for kind, q, a in page_questions(obs)]
+        tasks += [_qa(source, node, obs, "fact", q, a) for q, a in page_facts(page_name(obs, node.title), obs)]
         for row in by_node.get(node.id, [])[:MAX_OUTCOMES_PER_NODE]:
             rec = row.record
             asked = source.observation(rec.observation)
@@ -58,6 +60,6 @@ def _qa(
         question=question,
         answer=answer,
         observation_text=obs.text,
-        page_texts=obs.texts[:6],
+        page_texts=obs.texts[:SHOWN_TEXTS],
         screenshot=node.screenshot,
     )

@@ -45,6 +45,7 @@ class DatasetRecipe(_Strict):
     generator: GeneratorName = "template"
     model: ModelConfig = Field(default_factory=ModelConfig)  # used by the `model` generator only
     include_understood: bool = False  # single-step tasks from j=1 records too (default: failure samples only)
+    answer_tasks: bool = True  # each task whose goal page states a fact once more, asking for it (synthesis.answers)
     min_path: int = Field(2, ge=1)  # actions in a multi-step task
     max_path: int = Field(6, ge=1)
     limit: int | None = Field(None, gt=0)  # most drafts per task type and run (quick builds)

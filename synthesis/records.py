@@ -67,6 +67,8 @@ class SingleStepTask(Draft):
     reasoning: str
     goal_observation_text: str = ""  # the page the action reaches ("": not kept), where the Actor learns to stop
     goal_page_texts: list[str] = []
+    answer: str = ""  # what the Actor answers there, `stop "answer"` (an information-seeking task; "": plain stop)
+    goal_facts: list[tuple[str, str]] = Field(default_factory=list, exclude=True)  # (question, answer) on the goal
 
 
 class PathStep(BaseModel):
@@ -97,6 +99,8 @@ class MultiStepTask(Draft):
     replay_ssim: float | None = None  # set by the replay gate
     goal_observation_text: str = ""  # the goal page, where the Actor learns to stop ("": not kept)
     goal_page_texts: list[str] = []
+    answer: str = ""  # what the Actor answers there, `stop "answer"` (an information-seeking task; "": plain stop)
+    goal_facts: list[tuple[str, str]] = Field(default_factory=list, exclude=True)  # (question, answer) on the goal
 
 
 class PageQA(Draft):
@@ -105,7 +109,7 @@ class PageQA(Draft):
     task_type: Literal["page_qa"] = "page_qa"
     url: str
     title: str
-    qa_kind: Literal["title", "heading", "sections", "fields", "outcome"]
+    qa_kind: Literal["title", "heading", "sections", "fields", "fact", "outcome"]
     question: str
     answer: str
     observation_text: str

@@ -9,6 +9,8 @@ from functools import cache
 
 from datasets import Features
 from explorer.models import Message
+from explorer.records import Action
+from explorer.roles.actor import ANSWER_REASON
 from synthesis.prompting import template
 from synthesis.records import MultiStepTask, PageQA, SingleStepTask, Task, TaskType
 from synthesis.resources import datasets_dir
@@ -46,6 +48,7 @@ def to_row(task: Task, blob: Blob) -> dict:
                 "reasoning",
                 "goal_observation_text",
                 "goal_page_texts",
+                "answer",
             }
         )
         body |= {
@@ -63,6 +66,7 @@ def to_row(task: Task, blob: Blob) -> dict:
                 "replay_ssim",
                 "goal_observation_text",
                 "goal_page_texts",
+                "answer",
             }
         )
         body |= {
@@ -98,9 +102,12 @@ def messages(task: Task) -> list[Message]:
         turns = [(task.observation_text, task.reasoning, task.action, task.action_text)]
     else:
         turns = [(s.observation_text, s.reasoning, s.action, s.action_text) for s in task.steps]
+    if task.answer and task.goal_observation_text:  # an information-seeking task ends with the answer
+        turns.append((task.goal_observation_text, ANSWER_REASON, Action(kind="stop", answer=task.answer), ""))
     for i, (page, reasoning, action, action_text) in enumerate(turns):
         user = f"Task: {task.instruction}\n{page}" if i == 0 else page
         mark = f"[{action.mark}] " if action.mark is not None else ""
+        action_text = action_text or action.describe()
         chat += [
             {"role": "user", "content": user},
             {"role": "assistant", "content": f"REASON: {reasoning}\nACTION: {mark}{action_text}"},

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 
+from explorer.roles.actor import SHOWN_TEXTS
 from synthesis.recipe import DatasetRecipe
 from synthesis.records import Lineage, SingleStepTask, TargetElement
 from synthesis.source import RunSource, task_id
-from synthesis.templates import has_effect, page_name, short_title, single_step_instruction, step_reasoning
+from synthesis.templates import (
+    has_effect,
+    page_facts,
+    page_name,
+    short_title,
+    single_step_instruction,
+    step_reasoning,
+)
 
 
 def build_single_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter) -> list[SingleStepTask]:
@@ -49,7 +57,7 @@ def build_single_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter
                 title=obs.title,
                 instruction=single_step_instruction(rec.action, element, rec.transition, after),
                 observation_text=obs.text,
-                page_texts=obs.texts[:6],
+                page_texts=obs.texts[:SHOWN_TEXTS],
                 screenshot=rec.screenshot,
                 som_screenshot=rec.som_screenshot,
                 action=rec.action,
@@ -60,7 +68,8 @@ def build_single_step(source: RunSource, recipe: DatasetRecipe, skipped: Counter
                     page_name(obs, short_title(obs.title)), rec.action, element, rec.transition.description
                 ),  # fmt: skip
                 goal_observation_text=after.text if after is not None else "",
-                goal_page_texts=after.texts[:6] if after is not None else [],
+                goal_page_texts=after.texts[:SHOWN_TEXTS] if after is not None else [],
+                goal_facts=page_facts(page_name(after, after.title), after) if after is not None else [],
             )
         )
         if recipe.limit and len(tasks) >= recipe.limit:

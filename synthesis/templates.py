@@ -9,10 +9,15 @@ from __future__ import annotations
 import re
 
 from explorer.records import Action, Element, Observation, Transition
+from explorer.roles.actor import SHOWN_TEXTS
 
 _TITLE_SEPARATORS = re.compile(r"\s+[·|–—-]\s+")
 _FIELD_ROLES = ("textbox", "searchbox", "combobox", "spinbutton", "listbox")
 MAX_NAME_WORDS = 8
+_PRICE = re.compile(r"^(?:[$€£]\s?\d[\d,]*(?:\.\d\d)?|\d[\d,]*(?:\.\d\d)?\s?(?:€|EUR|USD|GBP))$")
+_LABELED = re.compile(r"^([A-Z][A-Za-z&/ -]{1,30}?):\s+(\S.{0,60})$")  # "Color: Forest green"
+_COUNT = re.compile(r"^(\d[\d,]*)\s+([a-z]{3,20}s)$")  # "10 products"
+MAX_FACT_WORDS = 8
 
 
 def short_title(title: str) -> str:
@@ -106,6 +111,23 @@ def page_questions(obs: Observation) -> list[tuple[str, str, str]]:
     if fields:
         pairs.append(("fields", "Which form fields can be filled in on this page?", ", ".join(dict.fromkeys(fields))))
     return [p for p in pairs if p[2]]
+
+
+def page_facts(page: str, obs: Observation) -> list[tuple[str, str]]:
+    """(question, answer) pairs about facts the page `obs` states in its first text blocks (the ones the Actor
+    reads, `SHOWN_TEXTS`), each question naming the page as `page`: its price when all its text shows one price
+    (`$45.95`; a list of products has several), each short `Label: value` block (`What is the color of "Timber
+    Cooler"?`), and a count (`10 products`)."""
+    shown = [t.strip() for t in obs.texts[:SHOWN_TEXTS]]
+    prices = {t.strip() for t in obs.texts if _PRICE.match(t.strip())}
+    price = next(iter(prices)) if len(prices) == 1 else None
+    facts = [(f'What is the price of "{page}"?', price)] if price in shown else []
+    for text in shown:
+        if (m := _LABELED.match(text)) and len(m.group(2).split()) <= MAX_FACT_WORDS:
+            facts.append((f'What is the {m.group(1).strip().lower()} of "{page}"?', m.group(2).strip()))
+        elif m := _COUNT.match(text):
+            facts.append((f'How many {m.group(2)} does "{page}" show?', m.group(1)))
+    return list(dict.fromkeys(facts))
 
 
 def outcome_question(action: Action, element: Element | None) -> str:

@@ -133,6 +133,17 @@ def test_all_three_task_types_are_built_with_the_output_layout(built, run_dir):
     assert "shop-scale" in card and f"| page_qa | {stats['counts']['page_qa']} |" in card
 
 
+def test_information_seeking_tasks_ask_what_their_goal_page_states(reloaded):
+    """Reverse construction asks, at the end of a navigation task's path, for a fact its goal page states
+    (synthesis.answers): the answer is one of the goal page's text blocks the Actor reads, or the value of one."""
+    rows = [r["row"] for s in ("single_step", "multi_step") for r in reloaded["disk"][s]]
+    asked = [r for r in rows if r["answer"]]
+    assert asked and len(asked) < len(rows), [r["instruction"] for r in rows]
+    for row in asked:
+        assert row["instruction"].endswith("?") and any(row["answer"] in t for t in row["goal_page_texts"]), row
+        assert row["messages"][-1]["content"].endswith(f'stop and answer "{row["answer"]}"')
+
+
 def test_reloaded_in_a_new_process_with_images(built, reloaded):
     for task_type, n in built.counts.items():
         disk, parquet = reloaded["disk"][task_type], reloaded["parquet"][task_type]

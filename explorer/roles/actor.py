@@ -41,6 +41,8 @@ MAX_SHOWN = 15  # elements listed (and scored) per step
 MAX_TOKENS = 48  # the free part of an answer: typed text or a stop's answer, then the reason
 REASON_TOKENS = 24  # the reason alone, after a complete constrained action
 MAX_HISTORY = 5
+ANSWER_REASON = "The page shows the answer."  # why a demonstration stops with an answer (datasets)
+SHOWN_TEXTS = 6  # the page's first text blocks, shown to the Actor (datasets keep as many: `page_texts`)
 MARKED = ("click", "type", "select", "hover")  # verbs aimed at an element
 # what the model picks from, as continuations of `ACTION:` (goto is parsed, but never offered: a small model
 # invents URLs; the tasks start on their site)
@@ -108,7 +110,7 @@ def actor_question(
         ROLE,
         task=intent,
         page=page,
-        texts="".join(f"\nText: {t[:100]}" for t in texts[:6]),
+        texts="".join(f"\nText: {t[:100]}" for t in texts[:SHOWN_TEXTS]),
         history="; ".join(history[-MAX_HISTORY:]) or "none",
         elements="\n".join(line[:160] for line in lines) or "(none)",
     )

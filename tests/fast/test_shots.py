@@ -234,3 +234,15 @@ def test_missing_or_empty_dataset_is_one_line_naming_folder_and_command(tmp_path
         assert "\n" not in message and str(folder) in message and "scalehop dataset build" in message
     with pytest.raises(ConfigError, match="--shots 0"):
         ShotRetriever.from_dataset(tmp_path / "nope", k=0, embed=fake_embed)
+
+
+def test_an_information_seeking_task_ends_with_its_answer(tmp_path):
+    """A row with an `answer` (synthesis.answers) ends on its goal page with `stop "answer"`, which the Actor's
+    parser reads back as a stop carrying that answer."""
+    path = {**MULTI[0], "instruction": "What is the price of the rain jacket?", "answer": "$120"}
+    path |= {"goal_observation_text": JACKET, "goal_page_texts": ["Rain jacket", "$120"]}
+    demos = load_demonstrations(write_dataset(tmp_path, [], [path], []))
+    last = demos[-1]
+    assert last.answer.splitlines()[0] == 'ACTION: stop "$120"' and "Text: $120" in last.prompt
+    action, _ = parse_action(last.answer, shown_elements(last.prompt))
+    assert action.kind == "stop" and action.answer == "$120"

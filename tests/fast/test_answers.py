@@ -1,0 +1,80 @@
+"""Information-seeking tasks in reverse construction: the facts a page states (`synthesis.templates.page_facts`) and
+the tasks that ask for them at the end of a navigation task's path (`synthesis.answers.answer_tasks`)."""
+
+from __future__ import annotations
+
+from explorer.records import Action
+from synthesis.answers import answer_tasks
+from synthesis.records import Lineage, MultiStepTask, PathStep, SingleStepTask
+from synthesis.rows import messages
+from synthesis.templates import page_facts
+from tests.fast.conftest import page
+
+PRODUCT = ["CASCADE CO.", "Timber Cooler", "$45.95", "Color: Midnight", "Free shipping over $75", "30-day returns"]
+LISTING = ["Filter", "Coolers", "12 products", "Timber Cooler", "$45.95", "Ice Box", "$80.00"]
+
+
+def obs(texts: list[str]):
+    """A page whose text blocks are `texts`."""
+    return page("/p/1", "Timber Cooler · Tiny Shop", ["Timber Cooler"], [], (250, 250, 250), texts)
+
+
+def test_a_product_page_states_its_price_and_labelled_facts():
+    assert page_facts("Timber Cooler", obs(PRODUCT)) == [
+        ('What is the price of "Timber Cooler"?', "$45.95"),
+        ('What is the color of "Timber Cooler"?', "Midnight"),
+    ]
+
+
+def test_a_list_has_no_price_but_states_its_count():
+    """A page showing several prices has no price of its own, even when the first text blocks show only one."""
+    assert page_facts("Coolers", obs(LISTING)) == [('How many products does "Coolers" show?', "12")]
+
+
+def test_only_the_text_the_actor_reads_counts():
+    """A fact below the first six blocks is not on the Actor's page: no question about it."""
+    assert page_facts("X", obs(["a", "b", "c", "d", "e", "f", "Color: Red", "$9.00"])) == []
+    assert page_facts("X", obs(["Note: this is a long sentence that goes on for far more than eight words"])) == []
+
+
+def task(kind: str, facts: list[tuple[str, str]], goal: str = "Page: Timber Cooler"):
+    """A single- or multi-step draft reaching a goal page that states `facts`."""
+    act = Action(kind="click", mark=2, label='link "Timber Cooler"')
+    common = {
+        "id": "ab12" if kind == "single" else "cd34",
+        "site": "shop",
+        "lineage": Lineage(run_id="r", node_ids=["a", "b"]),
+        "instruction": 'Open the "Timber Cooler" page.',
+        "goal_observation_text": goal,
+        "goal_page_texts": PRODUCT,
+        "goal_facts": facts,
+    }
+    if kind == "single":
+        return SingleStepTask(
+            **common, url="/", title="Home", observation_text="Page: Home", screenshot="s", som_screenshot="s",
+            action=act, action_text=act.describe(), target=None, outcome="it opens", reasoning="It links there.",
+        )  # fmt: skip
+    step = PathStep(node_id="a", url="/", title="Home", observation_text="Page: Home", screenshot="s", action=act,
+                    action_text=act.describe(), outcome="it opens", reasoning="It links there.")  # fmt: skip
+    return MultiStepTask(**common, start_url="/", goal_url="/p/1", goal_title="Timber Cooler", goal_screenshot="s",
+                         steps=[step, step])  # fmt: skip
+
+
+def test_each_task_whose_goal_states_a_fact_gets_one_question_about_it():
+    facts = page_facts("Timber Cooler", obs(PRODUCT))
+    plain = task("multi", [])
+    made = answer_tasks([task("single", facts), task("multi", facts), plain])
+    assert len(made) == 2 and {t.task_type for t in made} == {"single_step", "multi_step"}
+    for t in made:
+        assert (t.instruction, t.answer) in facts and t.id not in ("ab12", "cd34")
+        assert t.goal_observation_text == "Page: Timber Cooler" and t.goal_facts == []
+    assert answer_tasks(made) == []  # an information-seeking task is not asked again
+    assert made == answer_tasks([task("single", facts), task("multi", facts)])  # stable
+
+
+def test_the_sft_view_of_an_information_seeking_task_ends_with_the_answer():
+    made = answer_tasks([task("multi", [('What is the price of "Timber Cooler"?', "$45.95")])])[0]
+    chat = messages(made)
+    assert chat[-2]["content"] == "Page: Timber Cooler"
+    assert chat[-1]["content"].endswith('ACTION: stop and answer "$45.95"')
+    assert len(chat) == 1 + 2 * 3  # system, two steps, the answer
