@@ -56,6 +56,8 @@ def intent(action: Action, element: Element | None) -> str:
     """The user's intent behind one action, e.g. `choose "Cascade Co." in the Brand menu`."""
     name = element_name(element, action)
     match action.kind:
+        case "type" if searches(action, element):
+            return f'search for "{action.text or ""}"'
         case "type":
             return f'enter "{action.text or ""}" in the {name} field'
         case "select":
@@ -66,6 +68,14 @@ def intent(action: Action, element: Element | None) -> str:
             return f"scroll {action.direction or 'down'}"
         case _:
             return f'click "{name}"'
+
+
+def searches(action: Action, element: Element | None) -> bool:
+    """Is the action a search: text typed and submitted in a search field (a searchbox, or a field named so)?"""
+    if action.kind != "type" or not action.press_enter:
+        return False
+    role, name = (element.role, element.name) if element is not None else ("", action.label)
+    return role == "searchbox" or "search" in name.lower()
 
 
 def has_effect(t: Transition) -> bool:
@@ -89,10 +99,14 @@ def step_reasoning(page: str, action: Action, element: Element | None, outcome: 
 
 
 def path_instruction(goal: str, actions: list[tuple[Action, Element | None]], navigates: list[bool]) -> str:
-    """The goal of a path: open the goal page, then any in-page changes made after the last page load."""
+    """The goal of a path: open the goal page (or search, when a search loaded it), then any in-page changes made
+    after the last page load."""
     last_nav = max((i for i, nav in enumerate(navigates) if nav), default=-1)
     tail = [intent(a, e) for a, e in actions[last_nav + 1 :]]
-    text = f'Open the "{goal}" page' if last_nav >= 0 else f"On this page, {tail.pop(0)}"
+    if last_nav >= 0 and searches(*actions[last_nav]):
+        text = _sentence(intent(*actions[last_nav])).removesuffix(".")
+    else:
+        text = f'Open the "{goal}" page' if last_nav >= 0 else f"On this page, {tail.pop(0)}"
     for part in tail:
         text += f", then {part}"
     return text + "."

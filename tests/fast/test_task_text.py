@@ -1,5 +1,6 @@
-"""Information-seeking tasks in reverse construction: the facts a page states (`synthesis.templates.page_facts`) and
-the tasks that ask for them at the end of a navigation task's path (`synthesis.answers.answer_tasks`)."""
+"""Task text of reverse construction: searches read as searches, the facts a page states
+(`synthesis.templates.page_facts`), and the information-seeking tasks that ask for them at the end of a navigation
+task's path (`synthesis.answers.answer_tasks`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from explorer.records import Action
 from synthesis.answers import answer_tasks
 from synthesis.records import Lineage, MultiStepTask, PathStep, SingleStepTask
 from synthesis.rows import messages
-from synthesis.templates import page_facts
+from synthesis.templates import intent, page_facts, path_instruction
 from tests.fast.conftest import page
 
 PRODUCT = ["CASCADE CO.", "Timber Cooler", "$45.95", "Color: Midnight", "Free shipping over $75", "30-day returns"]
@@ -78,3 +79,16 @@ def test_the_sft_view_of_an_information_seeking_task_ends_with_the_answer():
     assert chat[-2]["content"] == "Page: Timber Cooler"
     assert chat[-1]["content"].endswith('ACTION: stop and answer "$45.95"')
     assert len(chat) == 1 + 2 * 3  # system, two steps, the answer
+
+
+def test_a_submitted_search_reads_as_a_search():
+    """Text typed and submitted in a search field is a search (`Search for "tent".`), as a user asks for it; text
+    typed in another field, or not submitted, is still entered in that field."""
+    search = Action(kind="type", mark=5, label='searchbox "Search products"', text="tent", press_enter=True)
+    home = Action(kind="click", mark=1, label='link "Home"')
+    assert intent(search, None) == 'search for "tent"'
+    assert path_instruction("Search results", [(home, None), (search, None)], [True, True]) == 'Search for "tent".'
+    name = Action(kind="type", mark=2, label='textbox "Name"', text="Ana", press_enter=True)
+    typed = search.model_copy(update={"press_enter": False})
+    assert intent(name, None) == 'enter "Ana" in the Name field'
+    assert intent(typed, None) == 'enter "tent" in the Search products field'
