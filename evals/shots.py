@@ -28,7 +28,7 @@ import numpy as np
 from explorer.errors import ConfigError
 from explorer.models.grammar import REASON_CHARS
 from explorer.records import Observation
-from explorer.roles.actor import ANSWER_REASON, MAX_SHOWN, actor_question
+from explorer.roles.actor import ANSWER_REASON, MAX_SHOWN, STOP_REASON, actor_question
 from explorer.roles.shortlist import shortlist
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> one row per text (normalized here)
@@ -42,7 +42,6 @@ _COLUMNS = {
 }
 # newer columns (older datasets lack them)
 _OPTIONAL = ["page_texts", "goal_observation_text", "goal_page_texts", "answer"]
-STOP_REASON = "The earlier steps reached what the task asks for: it is done."
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""`build_dataset`: run folders in, a dataset folder out. Builders -> generator -> answer tasks -> scrub -> gates ->
-export.
+"""`build_dataset`: run folders in, a dataset folder out. Builders -> generator -> scrub -> gates -> information-seeking
+tasks from the kept rows (`synthesis.answers`) -> export.
 
 Output layout (default `<first run>/dataset/`): `hf/` (save_to_disk), `parquet/<split>.parquet`, `README.md`
 (the card) and `stats.json` (synthesis.stats.DatasetStats; keys documented in datasets/README.md).
@@ -73,8 +73,6 @@ def build_dataset(
             tasks = ModelGenerator(model, recipe.model.max_new_tokens).write(tasks)
             model_id = model.model_id
             seconds["generate"] = time.perf_counter() - t0
-        if recipe.answer_tasks:  # after the generator: the question is the instruction, not a rewording of it
-            tasks += answer_tasks(tasks)
         drafts, fallbacks = Counter(t.task_type for t in tasks), sum(t.fallback for t in tasks)
         scrubbers = {i: Scrubber(site_secrets(s.site, recipe.gates.scrub_env)) for i, s in enumerate(sources)}
         tasks = [scrubbers[t.source].task(t) for t in tasks]
@@ -91,8 +89,13 @@ def build_dataset(
             kept, replay_drops = asyncio.run(replay_gate(multi, sites, lookups, deltas, browser or BrowserConfig()))
             tasks = [t for t in tasks if not isinstance(t, MultiStepTask)] + kept
             seconds["replay"] = time.perf_counter() - t0
+        answer_drops: list[Drop] = []
+        if recipe.answer_tasks:  # from the kept rows: each path replays once; the question is template text
+            asked, answer_drops = check_format(answer_tasks(tasks), recipe.gates)
+            tasks, twins = dedup(tasks + asked, recipe.gates)
+            answer_drops += twins
         scrubbed = sum((s.counts for s in scrubbers.values()), Counter())
-        drops = format_drops + dedup_drops + replay_drops
+        drops = format_drops + dedup_drops + replay_drops + answer_drops
         stats = dataset_stats(sources, recipe, tasks, drafts, skipped, drops, checked, scrubbed, fallbacks, model_id)
         t0 = time.perf_counter()
         dd = to_dataset_dict(tasks, {i: s.store.blob for i, s in enumerate(sources)}, recipe.task_types)

@@ -20,6 +20,7 @@ from synthesis.templates import short_title
 ROLE = "synthesis"  # the role name model usage is accounted under
 _QUOTED = re.compile(r'"([^"]{2,})"')
 _KEY_TERMS = {"title": ["title"], "heading": ["heading"], "sections": ["listed"], "fields": ["field"]}
+_FACT = re.compile(r"^What is the (.+?) of |^How many (\w+) ")  # what a fact question asks for (templates.page_facts)
 
 
 def parse_line(raw: str, min_words: int, max_words: int, must_contain: list[str], ends: str = "") -> str | None:
@@ -98,6 +99,8 @@ class ModelGenerator:
         text = " | ".join(task.observation_text.splitlines()[1:8])[:400]
         msgs = prompt("question", "Reworded:", page=task.title, text=text, draft=task.question)
         terms = _QUOTED.findall(task.question) + _KEY_TERMS.get(task.qa_kind, [])
+        if task.qa_kind == "fact" and (asked := _FACT.match(task.question)):
+            terms.append(asked.group(1) or asked.group(2))  # a rewording asks for the same fact
         return _Ask(i, _set("question"), msgs, lambda raw: parse_line(raw, 3, 30, terms, ends="?"))
 
 

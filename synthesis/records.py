@@ -68,7 +68,7 @@ class SingleStepTask(Draft):
     goal_observation_text: str = ""  # the page the action reaches ("": not kept), where the Actor learns to stop
     goal_page_texts: list[str] = []
     answer: str = ""  # what the Actor answers there, `stop "answer"` (an information-seeking task; "": plain stop)
-    goal_facts: list[tuple[str, str]] = Field(default_factory=list, exclude=True)  # (question, answer) on the goal
+    goal_facts: list[tuple[str, str]] = []  # (question, answer) the goal page states (not exported: synthesis.answers)
 
 
 class PathStep(BaseModel):
@@ -100,7 +100,7 @@ class MultiStepTask(Draft):
     goal_observation_text: str = ""  # the goal page, where the Actor learns to stop ("": not kept)
     goal_page_texts: list[str] = []
     answer: str = ""  # what the Actor answers there, `stop "answer"` (an information-seeking task; "": plain stop)
-    goal_facts: list[tuple[str, str]] = Field(default_factory=list, exclude=True)  # (question, answer) on the goal
+    goal_facts: list[tuple[str, str]] = []  # (question, answer) the goal page states (not exported: synthesis.answers)
 
 
 class PageQA(Draft):

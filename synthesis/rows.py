@@ -10,7 +10,7 @@ from functools import cache
 from datasets import Features
 from explorer.models import Message
 from explorer.records import Action
-from explorer.roles.actor import ANSWER_REASON
+from explorer.roles.actor import ANSWER_REASON, STOP_REASON
 from synthesis.prompting import template
 from synthesis.records import MultiStepTask, PageQA, SingleStepTask, Task, TaskType
 from synthesis.resources import datasets_dir
@@ -88,7 +88,8 @@ def _image(blob: Blob, digest: str) -> dict:
 
 
 def messages(task: Task) -> list[Message]:
-    """The chat-format SFT view: system, the page and task, then the answer (a turn per step for multi-step)."""
+    """The chat-format SFT view: system, the page and task, then the answer (a turn per step for multi-step, and a
+    `stop` turn on the goal page when the row kept it, with the answer of an information-seeking task)."""
     if isinstance(task, PageQA):
         system, _ = template("page_qa")
         return [
@@ -102,8 +103,9 @@ def messages(task: Task) -> list[Message]:
         turns = [(task.observation_text, task.reasoning, task.action, task.action_text)]
     else:
         turns = [(s.observation_text, s.reasoning, s.action, s.action_text) for s in task.steps]
-    if task.answer and task.goal_observation_text:  # an information-seeking task ends with the answer
-        turns.append((task.goal_observation_text, ANSWER_REASON, Action(kind="stop", answer=task.answer), ""))
+    if task.goal_observation_text:  # the task ends on its goal page: stop, with the answer when it asks for one
+        stop = Action(kind="stop", answer=task.answer or None)
+        turns.append((task.goal_observation_text, ANSWER_REASON if task.answer else STOP_REASON, stop, ""))
     for i, (page, reasoning, action, action_text) in enumerate(turns):
         user = f"Task: {task.instruction}\n{page}" if i == 0 else page
         mark = f"[{action.mark}] " if action.mark is not None else ""

@@ -70,7 +70,7 @@ class DatasetStats(Artifact):
     runs: list[RunRef]
     counts: dict[str, int]  # rows kept per task type
     by_site: dict[str, dict[str, int]]  # site -> task type -> rows kept
-    drafts: dict[str, int]  # tasks built per task type, before the gates
+    drafts: dict[str, int]  # tasks the builders made per task type, before the gates (not the answer tasks)
     skipped: dict[str, int]  # records the builders left out, by reason
     fallbacks: int  # rows where the model generator's answer was unusable
     gates: GateStats

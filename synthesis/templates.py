@@ -15,9 +15,11 @@ _TITLE_SEPARATORS = re.compile(r"\s+[·|–—-]\s+")
 _FIELD_ROLES = ("textbox", "searchbox", "combobox", "spinbutton", "listbox")
 MAX_NAME_WORDS = 8
 _PRICE = re.compile(r"^(?:[$€£]\s?\d[\d,]*(?:\.\d\d)?|\d[\d,]*(?:\.\d\d)?\s?(?:€|EUR|USD|GBP))$")
-_LABELED = re.compile(r"^([A-Z][A-Za-z&/ -]{1,30}?):\s+(\S.{0,60})$")  # "Color: Forest green"
+_LABELED = re.compile(r"^([A-Z][a-z]*(?: [a-z&/-]+){0,2}):\s+([^\"]{1,60}?)$")  # "Color: Forest green"
 _COUNT = re.compile(r"^(\d[\d,]*)\s+([a-z]{3,20}s)$")  # "10 products"
-MAX_FACT_WORDS = 8
+_SEARCH = re.compile(r"\bsearch\b", re.IGNORECASE)
+MAX_FACT_WORDS = 6
+_SPEAKER = {"i", "we", "you", "he", "she", "they", "it", "this", "that", "my", "our", "your"}  # a sentence starts so
 
 
 def short_title(title: str) -> str:
@@ -75,7 +77,7 @@ def searches(action: Action, element: Element | None) -> bool:
     if action.kind != "type" or not action.press_enter:
         return False
     role, name = (element.role, element.name) if element is not None else ("", action.label)
-    return role == "searchbox" or "search" in name.lower()
+    return role == "searchbox" or bool(_SEARCH.search(name))
 
 
 def has_effect(t: Transition) -> bool:
@@ -129,19 +131,33 @@ def page_questions(obs: Observation) -> list[tuple[str, str, str]]:
 
 def page_facts(page: str, obs: Observation) -> list[tuple[str, str]]:
     """(question, answer) pairs about facts the page `obs` states in its first text blocks (the ones the Actor
-    reads, `SHOWN_TEXTS`), each question naming the page as `page`: its price when all its text shows one price
-    (`$45.95`; a list of products has several), each short `Label: value` block (`What is the color of "Timber
-    Cooler"?`), and a count (`10 products`)."""
+    reads, `SHOWN_TEXTS`), each question naming the page as `page`, one answer per question:
+    - its price, when the block right after the page's main heading is a price and the page shows no other
+      (`$45.95` under "Timber Cooler"; a list of products names each product before its price);
+    - each short `Label: value` block (`What is the color of "Timber Cooler"?`: a label of one to three words, a
+      value of at most MAX_FACT_WORDS words that is not a sentence and has no double quote);
+    - a count (`12 products`)."""
     shown = [t.strip() for t in obs.texts[:SHOWN_TEXTS]]
+    heading = obs.headings[0].strip() if obs.headings else None
     prices = {t.strip() for t in obs.texts if _PRICE.match(t.strip())}
-    price = next(iter(prices)) if len(prices) == 1 else None
-    facts = [(f'What is the price of "{page}"?', price)] if price in shown else []
+    after = {shown[i + 1] for i in range(len(shown) - 1) if shown[i] == heading}
+    facts = [(f'What is the price of "{page}"?', p) for p in prices if len(prices) == 1 and p in after]
     for text in shown:
-        if (m := _LABELED.match(text)) and len(m.group(2).split()) <= MAX_FACT_WORDS:
-            facts.append((f'What is the {m.group(1).strip().lower()} of "{page}"?', m.group(2).strip()))
+        m = _LABELED.match(text)
+        if m and _value(m.group(2)):
+            facts.append((f'What is the {m.group(1).lower()} of "{page}"?', m.group(2).strip()))
         elif m := _COUNT.match(text):
             facts.append((f'How many {m.group(2)} does "{page}" show?', m.group(1)))
-    return list(dict.fromkeys(facts))
+    first: dict[str, str] = {}
+    for question, answer in facts:
+        first.setdefault(question, answer)
+    return list(first.items())
+
+
+def _value(text: str) -> bool:
+    """Is `text` a short value (`Forest green`), not a sentence (`I agree with this.`)?"""
+    words = text.split()
+    return len(words) <= MAX_FACT_WORDS and not text.endswith((".", "!", "?")) and words[0].lower() not in _SPEAKER
 
 
 def outcome_question(action: Action, element: Element | None) -> str:

@@ -133,15 +133,22 @@ def test_all_three_task_types_are_built_with_the_output_layout(built, run_dir):
     assert "shop-scale" in card and f"| page_qa | {stats['counts']['page_qa']} |" in card
 
 
-def test_information_seeking_tasks_ask_what_their_goal_page_states(reloaded):
-    """Reverse construction asks, at the end of a navigation task's path, for a fact its goal page states
-    (synthesis.answers): the answer is one of the goal page's text blocks the Actor reads, or the value of one."""
+def test_information_seeking_tasks_ask_what_their_goal_page_states(built, reloaded):
+    """Reverse construction asks, at the end of a kept navigation task's path, for a fact its goal page states
+    (synthesis.answers): the same actions as that task, an answer among the goal page's text blocks the Actor reads
+    and on no page before, and a chat view that ends with it."""
     rows = [r["row"] for s in ("single_step", "multi_step") for r in reloaded["disk"][s]]
     asked = [r for r in rows if r["answer"]]
     assert asked and len(asked) < len(rows), [r["instruction"] for r in rows]
     for row in asked:
         assert row["instruction"].endswith("?") and any(row["answer"] in t for t in row["goal_page_texts"]), row
+        before = [row["page_texts"]] if row["task_type"] == "single_step" else [s["page_texts"] for s in row["steps"]]
+        assert not any(row["answer"] in t for texts in before for t in texts), row
+        actions = row.get("action") or [s["action"] for s in row["steps"]]
+        parents = [r for r in rows if not r["answer"] and (r.get("action") or [s["action"] for s in r["steps"]])]
+        assert any((r.get("action") or [s["action"] for s in r["steps"]]) == actions for r in parents), row
         assert row["messages"][-1]["content"].endswith(f'stop and answer "{row["answer"]}"')
+    assert sum(built.stats.drafts.values()) + len(asked) >= sum(built.counts.values())  # drafts: the builders' own
 
 
 def test_reloaded_in_a_new_process_with_images(built, reloaded):

@@ -2,7 +2,8 @@
 
 - `actor`: the Actor acting on tasks that reverse construction built (`scalehop dataset build`): every single-step
   row is one example, every step of a multi-step row one more (the steps before it are its history), and every
-  task that kept its goal page one more, `ACTION: stop` on that page after all its actions. The prompt
+  task that kept its goal page one more, `ACTION: stop` on that page after all its actions (`ACTION: stop
+  "answer"` for an information-seeking task, `synthesis.answers`). The prompt
   is the live Actor's own (`explorer.roles.actor.actor_question`, via `evals.shots.demonstrations`), the answer
   continues the prefill `ACTION:` with ` click [12]\\nREASON: ...`, which `parse_action` reads back.
 - `qa`: page-QA rows as the Actor finishing an information-seeking task, `ACTION: stop "answer"`.

@@ -41,7 +41,9 @@ MAX_SHOWN = 15  # elements listed (and scored) per step
 MAX_TOKENS = 48  # the free part of an answer: typed text or a stop's answer, then the reason
 REASON_TOKENS = 24  # the reason alone, after a complete constrained action
 MAX_HISTORY = 5
-ANSWER_REASON = "The page shows the answer."  # why a demonstration stops with an answer (datasets)
+# why a demonstration (datasets) stops: with an answer, or at the page a task asks for
+ANSWER_REASON = "The page shows the answer."
+STOP_REASON = "The earlier steps reached what the task asks for: it is done."
 SHOWN_TEXTS = 6  # the page's first text blocks, shown to the Actor (datasets keep as many: `page_texts`)
 MARKED = ("click", "type", "select", "hover")  # verbs aimed at an element
 # what the model picks from, as continuations of `ACTION:` (goto is parsed, but never offered: a small model

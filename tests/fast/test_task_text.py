@@ -5,6 +5,7 @@ task's path (`synthesis.answers.answer_tasks`)."""
 from __future__ import annotations
 
 from explorer.records import Action
+from explorer.roles.actor import SHOWN_TEXTS
 from synthesis.answers import answer_tasks
 from synthesis.records import Lineage, MultiStepTask, PathStep, SingleStepTask
 from synthesis.rows import messages
@@ -15,9 +16,9 @@ PRODUCT = ["CASCADE CO.", "Timber Cooler", "$45.95", "Color: Midnight", "Free sh
 LISTING = ["Filter", "Coolers", "12 products", "Timber Cooler", "$45.95", "Ice Box", "$80.00"]
 
 
-def obs(texts: list[str]):
-    """A page whose text blocks are `texts`."""
-    return page("/p/1", "Timber Cooler · Tiny Shop", ["Timber Cooler"], [], (250, 250, 250), texts)
+def obs(texts: list[str], heading: str = "Timber Cooler"):
+    """A page whose main heading is `heading` and whose text blocks are `texts`."""
+    return page("/p/1", f"{heading} · Tiny Shop", [heading], [], (250, 250, 250), texts)
 
 
 def test_a_product_page_states_its_price_and_labelled_facts():
@@ -28,14 +29,28 @@ def test_a_product_page_states_its_price_and_labelled_facts():
 
 
 def test_a_list_has_no_price_but_states_its_count():
-    """A page showing several prices has no price of its own, even when the first text blocks show only one."""
-    assert page_facts("Coolers", obs(LISTING)) == [('How many products does "Coolers" show?', "12")]
+    """A page showing several prices has no price of its own, even when the first text blocks show only one; nor
+    has a list whose items cost the same, or a list of one: its price follows the item's name, not the heading."""
+    assert page_facts("Coolers", obs(LISTING, "Coolers")) == [('How many products does "Coolers" show?', "12")]
+    same = ["Sale", "2 products", "Mug", "$19.99", "Cup", "$19.99"]
+    assert page_facts("Sale", obs(same, "Sale")) == [('How many products does "Sale" show?', "2")]
+    assert page_facts("Results", obs(["Results", "Timber Cooler", "$45.95"], "Results")) == []
 
 
-def test_only_the_text_the_actor_reads_counts():
-    """A fact below the first six blocks is not on the Actor's page: no question about it."""
-    assert page_facts("X", obs(["a", "b", "c", "d", "e", "f", "Color: Red", "$9.00"])) == []
-    assert page_facts("X", obs(["Note: this is a long sentence that goes on for far more than eight words"])) == []
+def test_only_short_values_the_actor_reads_count_once_per_question():
+    """A fact below the blocks the Actor reads is not asked; nor is a sentence with a colon, a value with a double
+    quote (the Actor's grammar cannot write it); a question asked twice keeps its first answer."""
+    filler = [f"block {i}" for i in range(SHOWN_TEXTS)]
+    assert page_facts("X", obs([*filler, "Color: Red"])) == []
+    assert page_facts("X", obs([*filler[:-1], "Color: Red"])) == [('What is the color of "X"?', "Red")]
+    sentences = [
+        "Use the demo account: username demo, password demo.",
+        "Bob: I agree with this",
+        "Tip: Use code SAVE10 at checkout.",
+        'Screen: 15" display',
+    ]
+    assert page_facts("X", obs(sentences)) == []
+    assert page_facts("X", obs(["Color: Red", "Color: Blue"])) == [('What is the color of "X"?', "Red")]
 
 
 def task(kind: str, facts: list[tuple[str, str]], goal: str = "Page: Timber Cooler"):
@@ -68,17 +83,30 @@ def test_each_task_whose_goal_states_a_fact_gets_one_question_about_it():
     assert len(made) == 2 and {t.task_type for t in made} == {"single_step", "multi_step"}
     for t in made:
         assert (t.instruction, t.answer) in facts and t.id not in ("ab12", "cd34")
-        assert t.goal_observation_text == "Page: Timber Cooler" and t.goal_facts == []
+        assert t.goal_observation_text == "Page: Timber Cooler" and t.goal_facts == [] and not t.fallback
+    assert made[1].steps == task("multi", facts).steps  # the same actions
     assert answer_tasks(made) == []  # an information-seeking task is not asked again
     assert made == answer_tasks([task("single", facts), task("multi", facts)])  # stable
 
 
-def test_the_sft_view_of_an_information_seeking_task_ends_with_the_answer():
-    made = answer_tasks([task("multi", [('What is the price of "Timber Cooler"?', "$45.95")])])[0]
+def test_a_fact_shown_before_the_last_action_is_not_asked():
+    """Where a page on the way already shows the answer, the Actor should answer there, not act on: no task."""
+    shown = task("single", [('What is the price of "Timber Cooler"?', "$45.95")])
+    assert answer_tasks([shown.model_copy(update={"page_texts": ["Timber Cooler", "$45.95"]})]) == []
+    path = task("multi", [('What is the color of "Timber Cooler"?', "Midnight")])
+    step = path.steps[1].model_copy(update={"page_texts": ["Color: Midnight"]})
+    assert answer_tasks([path.model_copy(update={"steps": [path.steps[0], step]})]) == []
+
+
+def test_the_sft_view_of_a_task_ends_with_a_stop_on_its_goal_page():
+    """The chat view ends each task that kept its goal page with `stop` there, with the answer when it asks."""
+    parent = task("multi", [('What is the price of "Timber Cooler"?', "$45.95")])
+    made = answer_tasks([parent])[0]
     chat = messages(made)
     assert chat[-2]["content"] == "Page: Timber Cooler"
     assert chat[-1]["content"].endswith('ACTION: stop and answer "$45.95"')
     assert len(chat) == 1 + 2 * 3  # system, two steps, the answer
+    assert messages(parent)[-1]["content"].endswith("ACTION: stop") and len(messages(parent)) == len(chat)
 
 
 def test_a_submitted_search_reads_as_a_search():
