@@ -7,8 +7,9 @@ same TrainConfig and seed for every strategy), then run the Actor with it on the
 --per-site tasks of each site, or with --mixed in turn from each category) and on MiniWoB++ episodes of the types
 a random policy never passes. Zero-shot is the base Actor; few-shot the base Actor with demonstrations retrieved
 from a random-walk dataset (bench/eval.py's pool). The floors run on the same tasks and episodes at every seed: a
-trained Actor's gain counts above them. Explorations, datasets, adapters and evaluations are cached per (strategy,
-seed) under --cache/DTYPE and resume.
+trained Actor's gain counts above them. A second table says, per policy, which bundled tasks it completed in each
+category and what it did (clicks, typing, selections, answers: what tasks beyond navigation need). Explorations,
+datasets, adapters and evaluations are cached per (strategy, seed) under --cache/DTYPE and resume.
 
 The model runs in float32 unless --dtype says otherwise, on every machine: the embedded model's greedy answers
 differ between float32 and bfloat16 (zero-shot completed 1 of the 6 tasks in bfloat16 on an AMX machine, 2 in
@@ -109,6 +110,7 @@ def main() -> None:
     model_cfg = ModelConfig(dtype=args.dtype)
     model, similarity = load_model(model_cfg), Embedder().similarity
     scores: dict[tuple[str, str], list[float]] = {}
+    results: dict[str, list] = {}  # label -> bundled task results over the seeds
     examples: dict[str, list[int]] = {}
     states: dict[str, list[int]] = {}
     servers = serve_sites(port=0, slow_seconds=5)
@@ -128,6 +130,8 @@ def main() -> None:
                     folder = cache / "evals" / name
                     sc, _ = evaluate(episodes, policy, folder, row, target, seed, args.max_steps, adapter)
                     scores.setdefault((label, target), []).append(sc.sr)
+                    if target == "bundled":
+                        results.setdefault(label, []).extend(load_results(folder, episodes))
                     print(f"seed {seed} {label} {target}: SR {sc.sr:.3f} ({sc.n})", file=sys.stderr, flush=True)
 
             for seed in seeds:
@@ -166,6 +170,38 @@ def main() -> None:
         rows.append([*cells[:4], spread(gains, signed=True), cells[4]])
     headers = ["policy", "states found", "actor examples", "bundled SR (mean ± sd)", "bundled SR − ranker, per seed"]
     print_table([*headers, "MiniWoB++ SR"], rows)
+    print()
+    print_table(*behaviour_table(labels, results, {str(t.task_id): getattr(t, "category", "?") for t in tasks}))
+
+
+def load_results(folder: Path, episodes) -> list:
+    """The task results an evaluation left in `folder`, in episode order."""
+    from evals.results import TaskResult, result_path
+
+    return [TaskResult.load(p) for e in episodes if (p := result_path(folder, e.task_id)).exists()]
+
+
+def behaviour_table(labels: list[str], results: dict[str, list], category: dict[str, str]):
+    """(headers, rows): per policy, the bundled tasks completed in each category over the seeds, which ones, and
+    what its actions were (typing, selecting, answering: what tasks beyond navigation need)."""
+    from collections import Counter
+
+    from evals.suites import CATEGORIES
+
+    headers = ["policy", *CATEGORIES, "completed", "clicks / types / selects / answers"]
+    rows = []
+    for label in labels:
+        done = Counter(category.get(r.task_id, "?") for r in results.get(label, []) if r.success)
+        seen = Counter(category.get(r.task_id, "?") for r in results.get(label, []))
+        actions = Counter(
+            "answer" if s.action.kind == "stop" and s.action.answer else s.action.kind
+            for r in results.get(label, [])
+            for s in r.trajectory
+        )
+        ids = sorted({r.task_id for r in results.get(label, []) if r.success})
+        kinds = " / ".join(str(actions[k]) for k in ("click", "type", "select", "answer"))
+        rows.append([label, *(f"{done[c]}/{seen[c]}" for c in CATEGORIES), ", ".join(ids) or "-", kinds])
+    return headers, rows
 
 
 def _mean(values: list[int] | None) -> str:
