@@ -98,11 +98,18 @@ def main() -> None:
     p.add_argument("--shots", type=int, default=2)
     p.add_argument("--cache", default="/tmp/scalehop-bench-data-value")
     p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="the model's dtype")
+    p.add_argument(
+        "--action-weights",
+        default="",
+        help="repeat the Actor examples of these actions, e.g. type=4,select=4,answer=4 (TrainConfig.action_weights)",
+    )
     args = p.parse_args()
     strategies = [s.strip() for s in args.strategies.split(",")]
     if unknown := [s for s in strategies if s not in STRATEGIES]:
         p.error(f"unknown strategies {unknown}: use {', '.join(STRATEGIES)}")
     seeds = [int(s) for s in args.seeds.split(",")]
+    action_weights = {k.strip(): float(v) for k, v in (kv.split("=") for kv in args.action_weights.split(",") if kv)}
+    weights_tag = "".join(f"-{k}{v:g}" for k, v in sorted(action_weights.items()))  # adapters and their evals
     cache = Path(args.cache) / args.dtype
     from evals.shots import ShotRetriever
     from explorer.models import Embedder, load_model
@@ -127,6 +134,7 @@ def main() -> None:
                     policy = policy_for(row, model, similarity, shots, seed)
                     tag = mixed_tag(target, args.mixed)
                     name = f"{label}-{target}-seed{seed}-steps{args.max_steps}-n{len(episodes)}{tag}"
+                    name += weights_tag if adapter is not None else ""
                     folder = cache / "evals" / name
                     sc, _ = evaluate(episodes, policy, folder, row, target, seed, args.max_steps, adapter)
                     scores.setdefault((label, target), []).append(sc.sr)
@@ -139,10 +147,12 @@ def main() -> None:
                     run(floor, seed, floor)
                 run("zero-shot", seed, "zero-shot")
                 run("few-shot", seed, "few-shot")
-                cfg = TrainConfig(views=("actor",), max_steps=args.train_steps, batch_size=4, seed=seed)
+                cfg = TrainConfig(
+                    views=("actor",), max_steps=args.train_steps, batch_size=4, seed=seed, action_weights=action_weights
+                )
                 for strategy in strategies:
                     dataset, found = strategy_data(strategy, seed, args.steps, sites.values(), cache, model_cfg)
-                    folder = cache / "adapters" / f"{strategy}-seed{seed}-steps{args.steps}"
+                    folder = cache / "adapters" / f"{strategy}-seed{seed}-steps{args.steps}{weights_tag}"
                     examples.setdefault(strategy, []).append(actor_adapter(dataset, cfg, folder))
                     states.setdefault(strategy, []).append(found)
                     model.set_adapter(model.load_adapter(folder, name=folder.name, activate=False))
@@ -155,7 +165,8 @@ def main() -> None:
     print(
         f"\nbundled: {task_set(args.per_site, args.mixed, len(tasks))}; MiniWoB++: "
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
-        f" site; Actor adapters {args.train_steps} steps; seeds {args.seeds}; model {args.dtype}\n"
+        f" site; Actor adapters {args.train_steps} steps{weights_tag.replace('-', ' ')}; "
+        f"seeds {args.seeds}; model {args.dtype}\n"
     )
     labels = [*FLOOR_ROWS, "zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]
     rows = []

@@ -50,6 +50,9 @@ class TrainConfig(BaseModel):
     # the views the adapter learns (one multi-task adapter), and how often each one's examples are seen
     views: tuple[View, ...] = ("actor", "selector", "predictor")
     weights: dict[View, float] = {}  # view -> repeats of its examples (default 1; 0.5: a seeded half)
+    # Actor examples repeated by the action they demonstrate, on top of their view's weight: `click`, `type`,
+    # `select`, `stop`, `answer` (a stop with an answer), ... (default 1): rare actions can be seen as often as clicks
+    action_weights: dict[str, float] = {}
     # hardware (off on CPU; on GPU turn both on)
     bf16: bool = False
     gradient_checkpointing: bool = False
@@ -65,7 +68,7 @@ class TrainConfig(BaseModel):
             del data["tasks"]
         return data
 
-    @field_validator("weights")
+    @field_validator("weights", "action_weights")
     @classmethod
     def _non_negative(cls, value: dict[str, float]) -> dict[str, float]:
         bad = {k: w for k, w in value.items() if w < 0}

@@ -65,7 +65,7 @@ def train_round(
     tasks = tuple(v for v in cfg.views if v in TASK_VIEWS)
     if tasks and datasets:
         examples += dataset_examples(datasets, tasks)
-    examples = weighted(examples, cfg.weights, cfg.seed)
+    examples = weighted(examples, cfg.weights, cfg.seed, cfg.action_weights)
     if not examples:
         return None, None, examples
     folder = round_dir(improve_dir, k)

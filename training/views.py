@@ -10,7 +10,9 @@
 - `selector`, `predictor`: the failure-sample views of `training.sft`, from the runs the dataset was built from
   (its stats.json names them; runs that are gone are skipped).
 
-Per-view weights repeat a view's examples: weight 2 trains on each twice, 0.5 on a seeded half of them.
+Per-view weights repeat a view's examples: weight 2 trains on each twice, 0.5 on a seeded half of them. Per-action
+weights (`action_weights`) repeat the Actor examples of one action on top: exploration demonstrates clicks far
+more often than typing or answering, and a small model learns the majority.
 """
 
 from __future__ import annotations
@@ -72,15 +74,31 @@ def dataset_examples(folders: Sequence[str | Path], views: Sequence[str]) -> lis
     return out
 
 
-def weighted(examples: Iterable[SFTExample], weights: Mapping[str, float], seed: int = 0) -> list[SFTExample]:
-    """Each view's examples repeated by its weight (default 1): whole repeats, then a seeded share for the rest."""
-    by_view: dict[str, list[SFTExample]] = {}
+def demonstrated_action(example: SFTExample) -> str:
+    """The action an Actor example demonstrates: its verb (`click`, `type`, ...), `answer` for a stop with an
+    answer; "" for an example that is not the Actor's (the Selector's and the Predictor's)."""
+    if example.prefill != ACTOR_PREFILL:
+        return ""
+    verb = (example.completion.split() or [""])[0].lower()
+    return "answer" if verb == "stop" and example.completion.split("\n")[0].strip() != "stop" else verb
+
+
+def weighted(
+    examples: Iterable[SFTExample],
+    weights: Mapping[str, float],
+    seed: int = 0,
+    action_weights: Mapping[str, float] | None = None,
+) -> list[SFTExample]:
+    """Each view's examples repeated by its weight (default 1), an Actor example also by the weight of the action
+    it demonstrates (`action_weights`, default 1): whole repeats, then a seeded share for the rest."""
+    groups: dict[tuple[str, str], list[SFTExample]] = {}
     for ex in examples:
-        by_view.setdefault(ex.role, []).append(ex)
+        kind = demonstrated_action(ex) if action_weights else ""
+        groups.setdefault((ex.role, kind), []).append(ex)
     rng = random.Random(seed)
     out: list[SFTExample] = []
-    for view, group in by_view.items():
-        weight = weights.get(view, 1.0)
+    for (view, kind), group in groups.items():
+        weight = weights.get(view, 1.0) * (action_weights or {}).get(kind, 1.0)
         whole, part = int(weight), weight - int(weight)
         out += group * whole + rng.sample(group, round(part * len(group)))
     return out
@@ -107,7 +125,7 @@ def train_on_datasets(folders: Sequence[str | Path], cfg, out: str | Path, progr
             f"{shown}: no {'/'.join(cfg.views)} examples there: build a dataset with `scalehop dataset build RUN...`"
             " (the actor view reads its single- and multi-step tasks, selector/predictor its runs' failures)"
         )
-    chosen = weighted(examples, cfg.weights, cfg.seed)
+    chosen = weighted(examples, cfg.weights, cfg.seed, cfg.action_weights)
     result = train_adapter(chosen, cfg, out, progress=progress)
     card = AdapterCard(
         round=0,

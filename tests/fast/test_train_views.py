@@ -7,6 +7,7 @@ The tiny dataset is the few-shot tests' one (`tests/fast/test_shots.py`), writte
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from explorer.roles.shortlist import shortlist
 from tests.fast.conftest import PAGES
 from tests.fast.test_shots import shown_elements, write_dataset
 from training.config import TrainConfig
-from training.views import dataset_examples, demonstration_example, view_counts, weighted
+from training.views import dataset_examples, demonstrated_action, demonstration_example, view_counts, weighted
 
 
 def test_the_dataset_prompt_is_the_live_actors_prompt():
@@ -93,3 +94,16 @@ def test_train_config_yaml_under_flags_and_old_names(tmp_path):
 def test_shipped_train_configs_load():
     root = Path(__file__).resolve().parents[2]
     assert TrainConfig.load(root / "configs" / "train.toml").views == ("actor", "selector", "predictor")
+
+
+def test_action_weights_repeat_the_actor_examples_of_one_action(tmp_path):
+    """`action_weights` repeat Actor examples by the action they demonstrate (rare typing and answers as often as
+    clicks), on top of the view weight; other actions keep weight 1."""
+    examples = dataset_examples([write_dataset(tmp_path)], ("actor", "qa"))
+    kinds = Counter(demonstrated_action(ex) for ex in examples)
+    assert kinds == {"click": 4, "type": 1, "select": 1, "answer": 1}  # the qa row's `stop "$80"` is an answer
+    out = weighted(examples, {"qa": 2.0}, seed=0, action_weights={"answer": 3.0, "type": 2.0})
+    counts = Counter((ex.role, demonstrated_action(ex)) for ex in out)
+    assert counts[("qa", "answer")] == 2 * 3 and counts[("actor", "type")] == 2 * kinds["type"]
+    assert counts[("actor", "click")] == kinds["click"] and len(out) == 4 + 2 + 1 + 6
+    assert weighted(examples, {}, seed=0, action_weights={}) == weighted(examples, {}, seed=0)
