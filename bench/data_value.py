@@ -108,8 +108,14 @@ def main() -> None:
     if unknown := [s for s in strategies if s not in STRATEGIES]:
         p.error(f"unknown strategies {unknown}: use {', '.join(STRATEGIES)}")
     seeds = [int(s) for s in args.seeds.split(",")]
-    action_weights = {k.strip(): float(v) for k, v in (kv.split("=") for kv in args.action_weights.split(",") if kv)}
-    weights_tag = "".join(f"-{k}{v:g}" for k, v in sorted(action_weights.items()))  # adapters and their evals
+    try:
+        pairs = (kv.split("=") for kv in args.action_weights.split(",") if kv)
+        action_weights = {k.strip(): float(v) for k, v in pairs}
+        TrainConfig(action_weights=action_weights)
+    except ValueError as exc:  # a malformed pair, a number that is not one, an unknown action (pydantic)
+        p.error(f"--action-weights {args.action_weights!r}: give action=weight pairs, e.g. type=4,answer=4 ({exc})")
+    # adapters (and their evals) are cached by what trains them: steps and action weights
+    weights_tag = f"-train{args.train_steps}" + "".join(f"-{k}{v:g}" for k, v in sorted(action_weights.items()))
     cache = Path(args.cache) / args.dtype
     from evals.shots import ShotRetriever
     from explorer.models import Embedder, load_model
@@ -165,7 +171,7 @@ def main() -> None:
     print(
         f"\nbundled: {task_set(args.per_site, args.mixed, len(tasks))}; MiniWoB++: "
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
-        f" site; Actor adapters {args.train_steps} steps{weights_tag.replace('-', ' ')}; "
+        f" site; Actor adapters {weights_tag.replace('-', ' ').strip()}; "
         f"seeds {args.seeds}; model {args.dtype}\n"
     )
     labels = [*FLOOR_ROWS, "zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]

@@ -8,6 +8,7 @@ the Trainer picks the processes up from the environment, so no code changes (see
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from explorer.config import validated
 from explorer.errors import ConfigError
+from explorer.records import ActionKind
 
 _EMPTY = {
     "target_modules": "name at least one module to adapt, e.g. ['q_proj', 'v_proj']",
@@ -50,9 +52,10 @@ class TrainConfig(BaseModel):
     # the views the adapter learns (one multi-task adapter), and how often each one's examples are seen
     views: tuple[View, ...] = ("actor", "selector", "predictor")
     weights: dict[View, float] = {}  # view -> repeats of its examples (default 1; 0.5: a seeded half)
-    # Actor examples repeated by the action they demonstrate, on top of their view's weight: `click`, `type`,
-    # `select`, `stop`, `answer` (a stop with an answer), ... (default 1): rare actions can be seen as often as clicks
-    action_weights: dict[str, float] = {}
+    # Actor examples (actor and qa views) repeated by the action they demonstrate, on top of their view's weight:
+    # `click`, `type`, `select`, `stop` (a plain stop), `answer` (a stop with an answer: every qa example), ...
+    # (default 1), so that rare actions can be seen as often as clicks
+    action_weights: dict[ActionKind | Literal["answer"], float] = {}
     # hardware (off on CPU; on GPU turn both on)
     bf16: bool = False
     gradient_checkpointing: bool = False
@@ -71,9 +74,9 @@ class TrainConfig(BaseModel):
     @field_validator("weights", "action_weights")
     @classmethod
     def _non_negative(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = {k: w for k, w in value.items() if w < 0}
+        bad = {k: w for k, w in value.items() if not (math.isfinite(w) and w >= 0)}
         if bad:
-            raise ValueError(f"weights must be >= 0, got {bad}")
+            raise ValueError(f"weights must be finite and >= 0, got {bad}")
         return value
 
     @field_validator("target_modules", "views")

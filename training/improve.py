@@ -59,8 +59,8 @@ def train_round(
     train: Sequence[Sample], k: int, improve_dir: str | Path, cfg: TrainConfig, datasets: Sequence[Path] = ()
 ):
     """Train round k's adapter on the failure views of `train` and the task views (actor, qa) of `datasets`, each
-    view weighted by `cfg.weights`: (folder, TrainResult, examples); (None, None, examples) when there is nothing
-    to train on."""
+    view weighted by `cfg.weights` and `cfg.action_weights`: (folder, TrainResult, examples); (None, None,
+    examples) when there is nothing to train on."""
     examples = sft_examples(list(train), tuple(v for v in cfg.views if v in ROLES))
     tasks = tuple(v for v in cfg.views if v in TASK_VIEWS)
     if tasks and datasets:

@@ -11,8 +11,8 @@
   (its stats.json names them; runs that are gone are skipped).
 
 Per-view weights repeat a view's examples: weight 2 trains on each twice, 0.5 on a seeded half of them. Per-action
-weights (`action_weights`) repeat the Actor examples of one action on top: exploration demonstrates clicks far
-more often than typing or answering, and a small model learns the majority.
+weights (`action_weights`) repeat the Actor examples (actor and qa views) of one action on top: exploration
+demonstrates clicks far more often than typing or answering, and a small model learns the majority.
 """
 
 from __future__ import annotations
@@ -89,16 +89,18 @@ def weighted(
     seed: int = 0,
     action_weights: Mapping[str, float] | None = None,
 ) -> list[SFTExample]:
-    """Each view's examples repeated by its weight (default 1), an Actor example also by the weight of the action
-    it demonstrates (`action_weights`, default 1): whole repeats, then a seeded share for the rest."""
+    """Each view's examples repeated by its weight (default 1), an Actor example (actor and qa views) also by the
+    weight of the action it demonstrates (`action_weights`, default 1; a qa example is an `answer`): whole repeats,
+    then a seeded share for the rest, per view and weighted action."""
+    action_weights = action_weights or {}
     groups: dict[tuple[str, str], list[SFTExample]] = {}
     for ex in examples:
         kind = demonstrated_action(ex) if action_weights else ""
-        groups.setdefault((ex.role, kind), []).append(ex)
+        groups.setdefault((ex.role, kind if action_weights.get(kind, 1.0) != 1.0 else ""), []).append(ex)
     rng = random.Random(seed)
     out: list[SFTExample] = []
     for (view, kind), group in groups.items():
-        weight = weights.get(view, 1.0) * (action_weights or {}).get(kind, 1.0)
+        weight = weights.get(view, 1.0) * action_weights.get(kind, 1.0)
         whole, part = int(weight), weight - int(weight)
         out += group * whole + rng.sample(group, round(part * len(group)))
     return out
@@ -110,9 +112,9 @@ def view_counts(examples: Iterable[SFTExample]) -> dict[str, int]:
 
 
 def train_on_datasets(folders: Sequence[str | Path], cfg, out: str | Path, progress: bool = False):
-    """Train one adapter on the views `cfg.views` (weighted by `cfg.weights`) of the datasets in `folders`, save it
-    with its card in `out`: (TrainResult, view counts before weighting). Nothing to train on is a ConfigError
-    naming the folders and what to build."""
+    """Train one adapter on the views `cfg.views` (weighted by `cfg.weights` and `cfg.action_weights`) of the
+    datasets in `folders`, save it with its card in `out`: (TrainResult, view counts before weighting). Nothing
+    to train on is a ConfigError naming the folders and what to build."""
     from training.adapters import AdapterCard, write_card
     from training.sft import data_hash
     from training.train import train_adapter
@@ -133,7 +135,12 @@ def train_on_datasets(folders: Sequence[str | Path], cfg, out: str | Path, progr
         parent_round=None,
         data_hash=data_hash(chosen),
         counts={f"{view}_examples": n for view, n in counts.items()} | {"train_examples": len(chosen)},
-        metrics={"train": result.metrics(), "datasets": [str(f) for f in folders]},
+        metrics={
+            "train": result.metrics(),
+            "datasets": [str(f) for f in folders],
+            "weights": dict(cfg.weights),
+            "action_weights": dict(cfg.action_weights),
+        },
         adopted=False,
         reason="trained by `scalehop train`, not gated: measure it with `scalehop eval ... --adapters base,<dir>`",
     )

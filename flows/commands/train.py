@@ -53,6 +53,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "adapter": str(Path(args.out)),
         "views": counts,
         "weights": dict(cfg.weights),
+        "action_weights": dict(cfg.action_weights),
         "train": result.metrics() | {"losses": None},
     }
     if args.json:

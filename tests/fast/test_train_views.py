@@ -106,4 +106,11 @@ def test_action_weights_repeat_the_actor_examples_of_one_action(tmp_path):
     counts = Counter((ex.role, demonstrated_action(ex)) for ex in out)
     assert counts[("qa", "answer")] == 2 * 3 and counts[("actor", "type")] == 2 * kinds["type"]
     assert counts[("actor", "click")] == kinds["click"] and len(out) == 4 + 2 + 1 + 6
-    assert weighted(examples, {}, seed=0, action_weights={}) == weighted(examples, {}, seed=0)
+    halves = {"actor": 2.5, "qa": 0.5}  # a seeded share is drawn: the same one without action weights
+    assert weighted(examples, halves, seed=0, action_weights={"click": 1.0}) == weighted(examples, halves, seed=0)
+
+
+@pytest.mark.parametrize("bad", [{"type": -1.0}, {"answer": float("nan")}, {"typo": 2.0}])
+def test_bad_action_weights_name_the_field(bad):
+    with pytest.raises(ConfigError, match="action_weights"):
+        TrainConfig.load(None, action_weights=bad)
