@@ -22,7 +22,7 @@ def random_step(obs: Observation, site: SiteConfig, rng: random.Random) -> Actio
     elements = usable_elements(obs, site)
     if not elements:
         return Action(kind="goto", url=site.start_url)
-    return action_for(rng.choice(elements), rng)
+    return action_for(rng.choice(elements), rng, obs)
 
 
 async def random_worker(site: SiteConfig, tracker, budget, session: BrowserSession, rng: random.Random) -> None:
@@ -90,7 +90,7 @@ async def greedy_worker(site: SiteConfig, tracker, budget, session: BrowserSessi
             continue
         element = rank_candidates(untried, kinds, rng)[0]
         kinds[signature(element)] += 1
-        step = await tracker.act(session, action_for(element, rng), obs, node)
+        step = await tracker.act(session, action_for(element, rng, obs), obs, node)
         node, obs = step.node_id, step.observation
 
 

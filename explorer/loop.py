@@ -248,7 +248,7 @@ async def verify_node(engine: Engine, session: BrowserSession, node: str, obs: O
     sample = engine.rng.sample(elements, min(engine.cfg.verify_actions, len(elements)))
     all_right = True
     why = "verification: a random action"
-    selections = [Selection(action=action_for(element, engine.rng), reasoning=why) for element in sample]
+    selections = [Selection(action=action_for(element, engine.rng, obs), reasoning=why) for element in sample]
     # the N predictions are made at the node before any of their actions, in one batch that decodes while the
     # browser runs the first action
     predicting = engine.predict_many(obs, selections, list(sample))

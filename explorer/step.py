@@ -55,7 +55,7 @@ async def run_step(
             element = before.element(mark)
             if element is None or element not in candidates:
                 raise ScalehopError(f"mark {mark} is not a usable element of {before.url}: see `scalehop observe`")
-            selection = Selection(action=action_for(element, rng), reasoning="chosen by the user")
+            selection = Selection(action=action_for(element, rng, before), reasoning="chosen by the user")
         else:
             if not candidates:
                 raise ScalehopError(f"{before.url} has no usable element to act on")

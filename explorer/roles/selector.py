@@ -82,4 +82,4 @@ def select(
     else:
         (element, reason), fallback = picked, False
     reason = reason or f"unsure what {element_line(element)} does"
-    return Selection(action=action_for(element, rng), reasoning=reason, fallback=fallback, raw=raw)
+    return Selection(action=action_for(element, rng, obs), reasoning=reason, fallback=fallback, raw=raw)

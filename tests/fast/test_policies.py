@@ -25,7 +25,7 @@ from evals.policies import (
     stuck,
 )
 from evals.policy import Decision, HistoryItem
-from explorer.candidates import action_for
+from explorer.candidates import action_for, search_words
 from explorer.models import Generation, Message, Usage, UsageMeter
 from explorer.records import Action, Element, Observation
 from explorer.roles import RoleStats, act, parse_action
@@ -355,3 +355,18 @@ def test_a_nodes_verification_predictions_are_one_batch_per_outcome_kind():
     model = BatchCounting(lambda m: "x", {" Nothing visible changes.": 0.0})
     assert all(p.change == "Nothing visible changes." for p in predict_many(model, obs(), asks))
     assert model.batches == []
+
+
+def test_search_fields_get_words_of_the_page():
+    """A search field is typed a content word of the page's links and headings (what the site has results for),
+    not the fixed fallback list; chrome words are skipped, and without a page the fallback list is used."""
+    page = obs(elements=[*ELEMENTS, el(6, "link", "Sign in"), el(7, "link", "Timber Cooler")])
+    page = page.model_copy(update={"headings": ["Camp Kitchen"]})
+    assert search_words(page) == ["jackets", "boots", "timber", "cooler", "camp", "kitchen"]
+    typed = {action_for(ELEMENTS[2], random.Random(seed), page).text for seed in range(40)}
+    assert typed == set(search_words(page))
+    action = action_for(ELEMENTS[2], random.Random(0), page)
+    assert action.kind == "type" and action.press_enter
+    assert action_for(ELEMENTS[2], random.Random(0)).text not in search_words(page)  # the fixed list, no page
+    field = el(8, "textbox", "Your name")  # not a search field: the fixed list even with a page
+    assert action_for(field, random.Random(0), page).text == action_for(field, random.Random(0)).text
