@@ -16,7 +16,7 @@ from explorer.browser import Chromium
 from explorer.budget import Budget
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
 from explorer.crawl import bfs_worker
-from explorer.errors import SiteUnreachable
+from explorer.errors import ConfigError, SiteUnreachable
 from explorer.loop import Engine, run_worker
 from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
@@ -41,6 +41,13 @@ def open_run(
     """A fresh run store, or a resumed one (its graph rebuilt from the store); with its tracker."""
     if resume_run:
         store, graph = resume(Path(runs_dir) / resume_run)
+        kept = store.meta().strategy
+        if kept is not None and kept != cfg.strategy:
+            store.close()
+            raise ConfigError(
+                f"run {resume_run} in {runs_dir} was explored with strategy {kept!r}, not {cfg.strategy!r}: resume it"
+                f" with --strategy {kept} (or start a new run for {cfg.strategy})"
+            )
     else:
         meta = {"site": site.model_dump(mode="json"), "explore": cfg.model_dump(mode="json")}
         store = RunStore.create(runs_dir, run_id or new_run_id(cfg.strategy), meta)
@@ -49,6 +56,16 @@ def open_run(
         store, graph, delta=cfg.delta, ignore_params=site.ignore_params, keep_fragment=site.keep_fragment
     )
     return store, tracker
+
+
+def stored_config(runs_dir: str | Path, run_id: str) -> ExploreConfig | None:
+    """The ExploreConfig run `run_id` in `runs_dir` was started with (None for a run that did not keep one); a
+    missing or unreadable run is a StoreError naming it."""
+    store, _ = resume(Path(runs_dir) / run_id)
+    try:
+        return store.meta().explore
+    finally:
+        store.close()
 
 
 async def _progress(cfg: ExploreConfig, tracker: StateTracker, budget: Budget) -> None:

@@ -159,10 +159,11 @@ def run_accounting(run_dir: str) -> dict:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    from explorer.run import run_exploration
+    from explorer.run import run_exploration, stored_config
 
     site = load_site_config(args.target)
-    cfg = config_from_args(ExploreConfig, args, EXPLORE_FLAGS)
+    kept = stored_config(args.runs_dir, args.resume) if args.resume else None  # a resumed run keeps its settings
+    cfg = config_from_args(ExploreConfig, args, EXPLORE_FLAGS, base=kept)
     summary = asyncio.run(
         run_exploration(
             site,

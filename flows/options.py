@@ -43,7 +43,15 @@ def add_config_options(
             p.add_argument(f"--{flag}", dest=name, type=kind, default=default, metavar=flag.upper(), help=text)
 
 
-def config_from_args(config: type[BaseModel], args: argparse.Namespace, flags: Mapping[str, str], **fixed: object):
-    """The config from the options `add_config_options` added (those not given keep its defaults) and `fixed`."""
+def config_from_args(
+    config: type[BaseModel],
+    args: argparse.Namespace,
+    flags: Mapping[str, str],
+    base: BaseModel | None = None,
+    **fixed: object,
+):
+    """The config from the options `add_config_options` added and `fixed`; those not given keep `base`'s values
+    (e.g. a resumed run's own config) or, without one, the config's defaults."""
     given = {name: getattr(args, name) for name in flags if getattr(args, name, None) is not None}
-    return validated(lambda: config(**(given | fixed)), f"{config.__name__} options")
+    kept = base.model_dump(exclude_unset=True) if base is not None else {}
+    return validated(lambda: config(**(kept | given | fixed)), f"{config.__name__} options")

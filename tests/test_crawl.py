@@ -5,6 +5,9 @@ site's policy, and stops when the frontier is empty."""
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -13,10 +16,13 @@ from urllib.parse import urlsplit
 import pytest
 
 from explorer.config import BrowserConfig, ExploreConfig, SiteConfig
+from explorer.errors import ConfigError
 from explorer.models import ModelConfig
 from explorer.run import run_exploration
 from explorer.safety import in_scope
 from explorer.store import resume
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # A five-page site: a page only a button leads to (a form's GET), a page linked only from there, an in-page anchor,
 # a button that covers the page with a layer (a new state on the same URL that hides the other buttons), a button
@@ -173,8 +179,15 @@ async def test_resuming_a_run_that_spent_its_steps_takes_no_step_and_opens_no_pa
     finally:
         store.close()
     assert again.stopped_by == "steps" and again.states == summary.states
-    # nor does SCALE load a model for it: this one could not load, and resuming is no error
-    scale = ExploreConfig(strategy="scale", max_steps=4, seed=0)
+    # a run keeps its strategy: resumed as SCALE it is a ConfigError that says how to resume it (before, the bfs
+    # run went on as SCALE), and no model is loaded first (this one could not load)
+    scale = ExploreConfig(strategy="scale", max_steps=8, seed=0)
     missing = ModelConfig(model=str(tmp_path / "no-such-model"))
-    again = await run_exploration(gone, scale, BrowserConfig(), missing, runs_dir=tmp_path, resume_run="bfs")
-    assert again.stopped_by == "steps" and again.states == summary.states
+    with pytest.raises(ConfigError, match="explored with strategy 'bfs', not 'scale': resume it with --strategy bfs"):
+        await run_exploration(gone, scale, BrowserConfig(), missing, runs_dir=tmp_path, resume_run="bfs")
+    # the CLI resumes a run with its own settings, the flags given on top: no --strategy needed
+    cli = [sys.executable, "-m", "flows.cli", "explore", gone.start_url, "--resume", "bfs", "--runs-dir", str(tmp_path)]
+    done = subprocess.run([*cli, "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert resumed["strategy"] == "bfs" and resumed["steps"] == 4 and resumed["states"] == summary.states

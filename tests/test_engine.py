@@ -136,6 +136,19 @@ async def test_verification_makes_nodes_full_and_the_explorer_backtracks(scale_r
     assert set(kinds) <= {"start", "select", "verify", "return"}  # SCALE never jumps to the start by itself
 
 
+async def test_resuming_a_spent_scale_run_loads_no_model_and_opens_no_page(scale_run, site_config, tmp_path):
+    """A SCALE run resumed after it spent its steps returns its summary as it was: the model (here one that cannot
+    load) is not loaded and the site (here gone) is not opened, so re-reading a cached run is no error."""
+    from explorer.models import ModelConfig
+
+    summary, store, _ = scale_run
+    gone = site_config("classifieds").model_copy(update={"start_url": "http://127.0.0.1:9/"})
+    cfg = ExploreConfig(max_steps=summary.steps, seed=1)
+    missing = ModelConfig(model=str(tmp_path / "no-such-model"))
+    again = await run_exploration(gone, cfg, BrowserConfig(), missing, runs_dir=store.dir.parent, resume_run="scale")
+    assert again.stopped_by == "steps" and again.steps == summary.steps and again.states == summary.states
+
+
 def test_transition_memory_folds_numbers_and_rebuilds_from_records():
     from explorer.memory import TransitionMemory
     from explorer.records import Action
