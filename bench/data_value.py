@@ -55,16 +55,27 @@ TARGETS = ("bundled", "miniwob")
 FLOOR_ROWS = ("random", "ranker")  # no model: the know-nothing floor, and the closest element to the task
 
 
-def strategy_data(strategy: str, seed: int, steps: int, sites, cache: Path, model: ModelConfig) -> tuple[Path, int]:
-    """Explore every site with `strategy` (`steps` actions each) and build the dataset of those runs (cached):
-    (the dataset folder, states found over the sites)."""
+def strategy_data(
+    strategy: str, seed: int, steps: int, sites, cache: Path, model: ModelConfig, probes: int = 0
+) -> tuple[Path, int]:
+    """Explore every site with `strategy` (`steps` actions each, the first `probes` of them search probes where
+    the site has a search field) and build the dataset of those runs (cached): (the dataset folder, states found
+    over the sites)."""
     from explorer.store import RunStore
     from synthesis.build import build_dataset
     from synthesis.recipe import load_recipe
     from training.improve import explore_sites
 
-    name = f"{strategy}-seed{seed}-steps{steps}"
-    cfg = ExploreConfig(strategy=strategy, max_steps=steps, steps_per_hop=5, stall_steps=2, verify_actions=1, seed=seed)
+    name = f"{strategy}-seed{seed}-steps{steps}" + (f"-probes{probes}" if probes else "")
+    cfg = ExploreConfig(
+        strategy=strategy,
+        max_steps=steps,
+        steps_per_hop=5,
+        stall_steps=2,
+        verify_actions=1,
+        search_probes=probes,
+        seed=seed,
+    )
     runs = asyncio.run(explore_sites(list(sites), cache / "explore" / name, cfg, BrowserConfig(), model))
     out = cache / "datasets" / name
     if not (out / "stats.json").is_file():
@@ -94,6 +105,9 @@ def main() -> None:
     p.add_argument("--miniwob", default=",".join(ZERO_FLOOR), help="MiniWoB++ task types")
     p.add_argument("--episodes", type=int, default=1, help="MiniWoB++ episodes per type and seed")
     p.add_argument("--max-steps", type=int, default=6, help="actions per task")
+    p.add_argument(
+        "--search-probes", type=int, default=0, help="of the exploration steps, search probes first (ExploreConfig)"
+    )
     p.add_argument("--train-steps", type=int, default=40, help="optimizer steps of each Actor adapter")
     p.add_argument("--shots", type=int, default=2)
     p.add_argument("--cache", default="/tmp/scalehop-bench-data-value")
@@ -115,7 +129,12 @@ def main() -> None:
     except ValueError as exc:  # a malformed pair, a number that is not one, an unknown action (pydantic)
         p.error(f"--action-weights {args.action_weights!r}: give action=weight pairs, e.g. type=4,answer=4 ({exc})")
     # adapters (and their evals) are cached by what trains them: steps and action weights
-    weights_tag = f"-train{args.train_steps}" + "".join(f"-{k}{v:g}" for k, v in sorted(action_weights.items()))
+    if not 0 <= args.search_probes <= args.steps:
+        p.error(f"--search-probes {args.search_probes}: give 0 to --steps ({args.steps})")
+    probes_tag = f"-probes{args.search_probes}" if args.search_probes else ""
+    weights_tag = f"{probes_tag}-train{args.train_steps}" + "".join(
+        f"-{k}{v:g}" for k, v in sorted(action_weights.items())
+    )
     cache = Path(args.cache) / args.dtype
     from evals.shots import ShotRetriever
     from explorer.models import Embedder, load_model
@@ -157,7 +176,9 @@ def main() -> None:
                     views=("actor",), max_steps=args.train_steps, batch_size=4, seed=seed, action_weights=action_weights
                 )
                 for strategy in strategies:
-                    dataset, found = strategy_data(strategy, seed, args.steps, sites.values(), cache, model_cfg)
+                    dataset, found = strategy_data(
+                        strategy, seed, args.steps, sites.values(), cache, model_cfg, args.search_probes
+                    )
                     folder = cache / "adapters" / f"{strategy}-seed{seed}-steps{args.steps}{weights_tag}"
                     examples.setdefault(strategy, []).append(actor_adapter(dataset, cfg, folder))
                     states.setdefault(strategy, []).append(found)
@@ -171,7 +192,7 @@ def main() -> None:
     print(
         f"\nbundled: {task_set(args.per_site, args.mixed, len(tasks))}; MiniWoB++: "
         f"{args.miniwob} x {args.episodes} episodes; max {args.max_steps} steps; exploration {args.steps} steps per"
-        f" site; Actor adapters {weights_tag.replace('-', ' ').strip()}; "
+        f" site ({args.search_probes} of them search probes); Actor adapters {weights_tag.replace('-', ' ').strip()}; "
         f"seeds {args.seeds}; model {args.dtype}\n"
     )
     labels = [*FLOOR_ROWS, "zero-shot", "few-shot", *(f"actor on {s} data" for s in strategies)]

@@ -17,7 +17,7 @@ _WORD = re.compile(r"[A-Za-z]{4,}")
 _CHROME = frozenset(
     "home next previous prev back more view show sign login logout register account cart search help about contact"
     " page pages menu close open skip main content privacy terms cookies settings profile your with from this that"
-    " their there what which when where".split()
+    " their there what which when where here these have will into over also just than then them they".split()
 )
 
 

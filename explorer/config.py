@@ -172,6 +172,9 @@ class ExploreConfig(_Strict):
     resample_tries: int = Field(2, ge=0, description="after a right prediction: return and pick again, this often")
     stall_steps: int = Field(6, gt=0, description="M: steps without a new state that make a stall")
     verify_actions: int = Field(3, gt=0, description="N: random actions the Predictor must get right for `full`")
+    search_probes: int = Field(
+        0, ge=0, description="steps of the budget that submit the site's search with words of its pages, first"
+    )
     memory: bool = Field(True, description="show the Predictor what the same kind of action did earlier in the run")
     delta: float = Field(DEFAULT_DELTA, gt=0, le=1, description="SSIM threshold of state identity")
     max_variants_per_path: int = Field(30, gt=0, description="URL variants of one path kept as separate states")

@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from explorer.config import ExploreConfig, SiteConfig
 from explorer.records import Action, ActionOutcome, EventKind, ExploreRecord
 
-StepKind = Literal["start", "select", "verify", "return", "goto"]
+StepKind = Literal["start", "select", "verify", "return", "goto", "probe"]
 """start: a worker's first page; select: an action the strategy picked (the Selector, or a baseline's walk);
 verify: one of SCALE-Hop's verification actions; return: return-to-node (or the crawl's reload of a page after a
-click); goto: a baseline's jump by URL (the random walk's back to the start, the crawl's next frontier page)."""
+click); goto: a baseline's jump by URL (the random walk's back to the start, the crawl's next frontier page);
+probe: a search submitted with a word of the site's pages (`explorer.probe`, before the strategy's steps)."""
 RecordKind = Literal["failure", "understood"]
 """failure: a wrong prediction (j=0), a failure sample; understood: a right one (j=1)."""
 RECORD_KINDS: tuple[RecordKind, ...] = ("failure", "understood")

@@ -21,6 +21,7 @@ from explorer.loop import Engine, run_worker
 from explorer.memory import TransitionMemory
 from explorer.metrics import write_metrics
 from explorer.models import ModelConfig
+from explorer.probe import probe_searches
 from explorer.roles.stats import merged_report
 from explorer.rows import RunMeta
 from explorer.store import RunStore, resume
@@ -116,6 +117,8 @@ async def run_exploration(
                 sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
                 for session in sessions:  # the start URL answers, and the site's login steps run, before any step
                     await session.start()
+                if cfg.search_probes:  # before the strategy's steps, on the budget (resumed: the ones owed)
+                    await probe_searches(site, tracker, budget, sessions[0], rng, cfg.search_probes)
                 if cfg.strategy == "scale":
                     memory = TransitionMemory.from_records(store.records())
                     engine = Engine(

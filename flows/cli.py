@@ -37,6 +37,7 @@ EXPLORE_FLAGS = {
     "steps_per_hop": "steps-per-hop",
     "stall_steps": "stall-steps",
     "verify_actions": "verify-actions",
+    "search_probes": "search-probes",
     "memory": "memory",
     "contexts": "contexts",
     "max_seconds": "max-seconds",

@@ -1,0 +1,61 @@
+"""Search probes: submit a site's search field with words of its own pages before a strategy explores it.
+
+Deep-web surfacing (Madhavan et al., "Google's Deep-Web Crawl", VLDB 2008): a crawler that only follows links
+never sees the pages behind a search form, so it fills the form with keywords taken from the site's pages and
+keeps the result pages; each result page's words feed the next queries (snowball). An explorer that picks one
+element at a time rarely types at all (SCALE's Selector picked the search field once in 60 steps over the
+bundled sites), so its datasets hold almost no search tasks. `ExploreConfig.search_probes` spends that many steps
+of the run's budget here, for any strategy; they are committed as steps of kind `probe` (real transitions, in the
+graph like any other), and a resumed run makes only the probes it still owes.
+"""
+
+from __future__ import annotations
+
+import random
+
+from explorer.browser import BrowserSession
+from explorer.budget import Budget
+from explorer.candidates import search_words, usable_elements
+from explorer.config import SiteConfig
+from explorer.records import Action, Element, Observation
+from explorer.tracker import StateTracker
+
+
+def search_field(obs: Observation, site: SiteConfig) -> Element | None:
+    """The page's search field the policy allows: a searchbox, or a text field named for search."""
+    for el in usable_elements(obs, site):
+        named = el.role == "textbox" and "search" in el.name.lower()
+        if (el.role == "searchbox" or named) and el.input_type not in ("checkbox", "radio"):
+            return el
+    return None
+
+
+async def probe_searches(
+    site: SiteConfig, tracker: StateTracker, budget: Budget, session: BrowserSession, rng: random.Random, count: int
+) -> int:
+    """Submit the site's search field with up to `count` words of its pages, each word once (within the budget);
+    returns the probes the run holds. Stops early on a site without a search field on its start page, or when no
+    untried word is left."""
+    steps = tracker.store.steps()
+    tried = {s.action.text for s in steps if s.kind == "probe"}
+    if len(tried) >= count or budget.exhausted() is not None:
+        return len(tried)
+    step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
+    node, obs = step.node_id, step.observation
+    words, at_start = dict.fromkeys(search_words(obs)), True
+    while len(tried) < count and budget.exhausted() is None:
+        field = search_field(obs, site)
+        if field is None and not at_start:  # a result page without the field: from the start page again
+            step = await tracker.act(session, Action(kind="goto", url=site.start_url), obs, node, kind="goto")
+            node, obs, at_start = step.node_id, step.observation, True
+            continue
+        untried = [w for w in words if w not in tried]
+        if field is None or not untried:
+            break
+        word = rng.choice(untried)
+        tried.add(word)
+        action = Action.on(field, "type", text=word, press_enter=True)
+        step = await tracker.act(session, action, obs, node, kind="probe")
+        node, obs, at_start = step.node_id, step.observation, False
+        words.update(dict.fromkeys(search_words(obs)))
+    return len(tried)
