@@ -27,6 +27,7 @@ ROUND_FLAGS = {
     "steps_per_hop": "steps-per-hop",
     "stall_steps": "stall-steps",
     "verify_actions": "verify-actions",
+    "search_probes": "search-probes",
 }
 
 
