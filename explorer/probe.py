@@ -35,10 +35,10 @@ async def probe_searches(
 ) -> int:
     """Submit the site's search field with up to `count` words of its pages, each word once (within the budget);
     returns the probes the run holds. Stops early on a site without a search field on its start page, or when no
-    untried word is left."""
-    steps = tracker.store.steps()
-    tried = {s.action.text for s in steps if s.kind == "probe"}
-    if len(tried) >= count or budget.exhausted() is not None:
+    untried word is left, and a resumed run then makes no more (a run killed mid-way makes the ones it owes)."""
+    store = tracker.store
+    tried = {s.action.text for s in store.steps() if s.kind == "probe"}
+    if len(tried) >= count or store.meta().probes_done or budget.exhausted() is not None:
         return len(tried)
     step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
     node, obs = step.node_id, step.observation
@@ -50,7 +50,8 @@ async def probe_searches(
             node, obs, at_start = step.node_id, step.observation, True
             continue
         untried = [w for w in words if w not in tried]
-        if field is None or not untried:
+        if field is None or not untried:  # the site has nothing (more) to probe: a resume will not look again
+            store.set_meta("probes_done", True)
             break
         word = rng.choice(untried)
         tried.add(word)

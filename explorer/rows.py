@@ -115,6 +115,7 @@ class RunMeta(BaseModel):
     seconds: float = 0.0  # wall time, all parts together
     timings: dict[str, float] = {}  # seconds per part: act, observe, dedup, graph, store, model
     roles: dict[str, dict[str, float]] = {}  # RoleStats.report(), all parts together (merged_report)
+    probes_done: bool = False  # the site had no search field or no untried word left: a resume probes no more
 
     @model_validator(mode="after")
     def _strategy_of_explore(self) -> RunMeta:

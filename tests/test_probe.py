@@ -58,9 +58,13 @@ async def test_probes_search_with_page_words_first_and_resume_owes_only_the_rest
 
 async def test_a_site_without_a_search_field_spends_no_probe(site_config, tmp_path):
     """The classifieds site filters with menus and has no search field: no probe, and the strategy gets the
-    budget (one start step more than without probes)."""
-    cfg = ExploreConfig(strategy="random", max_steps=4, search_probes=3, seed=0)
-    summary = await run_exploration(site_config("classifieds"), cfg, BrowserConfig(), runs_dir=tmp_path, run_id="c")
+    budget (one start step more than without probes); resumed, the run does not look for the field again."""
+    site, cfg = site_config("classifieds"), ExploreConfig(strategy="random", max_steps=4, search_probes=3, seed=0)
+    summary = await run_exploration(site, cfg, BrowserConfig(), runs_dir=tmp_path, run_id="c")
     steps = _steps(summary.run_dir)
     assert summary.steps == 4 and "probe" not in [s.kind for s in steps]
     assert [s.kind for s in steps[:2]] == ["start", "start"]
+    more = cfg.model_copy(update={"max_steps": 6})
+    again = await run_exploration(site, more, BrowserConfig(), runs_dir=tmp_path, resume_run="c")
+    resumed = _steps(again.run_dir)
+    assert again.steps == 6 and [s.kind for s in resumed[4:]].count("start") == 1  # the walk's own start only
