@@ -129,8 +129,8 @@ def main() -> None:
     except ValueError as exc:  # a malformed pair, a number that is not one, an unknown action (pydantic)
         p.error(f"--action-weights {args.action_weights!r}: give action=weight pairs, e.g. type=4,answer=4 ({exc})")
     # adapters (and their evals) are cached by what trains them: steps and action weights
-    if not 0 <= args.search_probes <= args.steps:
-        p.error(f"--search-probes {args.search_probes}: give 0 to --steps ({args.steps})")
+    if not 0 <= args.search_probes < args.steps:
+        p.error(f"--search-probes {args.search_probes}: give 0 to --steps - 1 ({args.steps - 1}; a start step is one)")
     probes_tag = f"-probes{args.search_probes}" if args.search_probes else ""
     weights_tag = f"{probes_tag}-train{args.train_steps}" + "".join(
         f"-{k}{v:g}" for k, v in sorted(action_weights.items())

@@ -173,7 +173,9 @@ class ExploreConfig(_Strict):
     stall_steps: int = Field(6, gt=0, description="M: steps without a new state that make a stall")
     verify_actions: int = Field(3, gt=0, description="N: random actions the Predictor must get right for `full`")
     search_probes: int = Field(
-        0, ge=0, description="steps of the budget that submit the site's search with words of its pages, first"
+        0,
+        ge=0,
+        description="steps of the budget that submit the site's search with words of its pages (first, after a start)",
     )
     memory: bool = Field(True, description="show the Predictor what the same kind of action did earlier in the run")
     delta: float = Field(DEFAULT_DELTA, gt=0, le=1, description="SSIM threshold of state identity")

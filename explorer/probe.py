@@ -12,6 +12,7 @@ graph like any other), and a resumed run makes only the probes it still owes.
 from __future__ import annotations
 
 import random
+import re
 
 from explorer.browser import BrowserSession
 from explorer.budget import Budget
@@ -20,11 +21,13 @@ from explorer.config import SiteConfig
 from explorer.records import Action, Element, Observation
 from explorer.tracker import StateTracker
 
+_SEARCH = re.compile(r"\bsearch\b", re.IGNORECASE)
+
 
 def search_field(obs: Observation, site: SiteConfig) -> Element | None:
     """The page's search field the policy allows: a searchbox, or a text field named for search."""
     for el in usable_elements(obs, site):
-        named = el.role == "textbox" and "search" in el.name.lower()
+        named = el.role == "textbox" and _SEARCH.search(el.name) is not None
         if (el.role == "searchbox" or named) and el.input_type not in ("checkbox", "radio"):
             return el
     return None
@@ -37,12 +40,17 @@ async def probe_searches(
     returns the probes the run holds. Stops early on a site without a search field on its start page, or when no
     untried word is left, and a resumed run then makes no more (a run killed mid-way makes the ones it owes)."""
     store = tracker.store
-    tried = {s.action.text for s in store.steps() if s.kind == "probe"}
+    probes = [s for s in store.steps() if s.kind == "probe"]
+    tried = {s.action.text for s in probes}
     if len(tried) >= count or store.meta().probes_done or budget.exhausted() is not None:
         return len(tried)
     step = await tracker.act(session, Action(kind="goto", url=site.start_url), None, None, kind="start")
-    node, obs = step.node_id, step.observation
+    node, obs, loaded = step.node_id, step.observation, step.outcome.ok
     words, at_start = dict.fromkeys(search_words(obs)), True
+    for earlier in probes:  # a resumed run's result pages feed its words again
+        found = tracker.graph.node(earlier.node_to) if earlier.node_to in tracker.graph.g else None
+        if found is not None and found.observation:
+            words.update(dict.fromkeys(search_words(store.observation(found.observation, screenshots=False))))
     while len(tried) < count and budget.exhausted() is None:
         field = search_field(obs, site)
         if field is None and not at_start:  # a result page without the field: from the start page again
@@ -51,7 +59,7 @@ async def probe_searches(
             continue
         untried = [w for w in words if w not in tried]
         if field is None or not untried:  # the site has nothing (more) to probe: a resume will not look again
-            store.set_meta("probes_done", True)
+            store.set_meta("probes_done", loaded)  # unless the start page failed to load
             break
         word = rng.choice(untried)
         tried.add(word)

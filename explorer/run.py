@@ -49,6 +49,7 @@ def open_run(
                 f"run {resume_run} in {runs_dir} was explored with strategy {kept!r}, not {cfg.strategy!r}: resume it"
                 f" with --strategy {kept} (or start a new run for {cfg.strategy})"
             )
+        store.set_meta("explore", cfg.model_dump(mode="json"))  # what the next resume starts from
     else:
         meta = {"site": site.model_dump(mode="json"), "explore": cfg.model_dump(mode="json")}
         store = RunStore.create(runs_dir, run_id or new_run_id(cfg.strategy), meta)
@@ -60,7 +61,7 @@ def open_run(
 
 
 def stored_config(runs_dir: str | Path, run_id: str) -> ExploreConfig | None:
-    """The ExploreConfig run `run_id` in `runs_dir` was started with (None for a run that did not keep one); a
+    """The ExploreConfig run `run_id` in `runs_dir` last ran with (None for a run that did not keep one); a
     missing or unreadable run is a StoreError naming it."""
     store, _ = resume(Path(runs_dir) / run_id)
     try:
@@ -117,20 +118,21 @@ async def run_exploration(
                 sessions = [await chromium.new_session(site) for _ in range(cfg.contexts)]
                 for session in sessions:  # the start URL answers, and the site's login steps run, before any step
                     await session.start()
-                if cfg.search_probes:  # before the strategy's steps, on the budget (resumed: the ones owed)
-                    await probe_searches(site, tracker, budget, sessions[0], rng, cfg.search_probes)
-                if cfg.strategy == "scale":
-                    memory = TransitionMemory.from_records(store.records())
-                    engine = Engine(
-                        site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory
-                    )
-                    workers = [run_worker(engine, s) for s in sessions]
-                else:
-                    worker = BASELINES[cfg.strategy]
-                    workers = [worker(site, tracker, budget, s, rng) for s in sessions]
                 progress = asyncio.ensure_future(_progress(cfg, tracker, budget)) if sys.stderr.isatty() else None
                 try:
-                    await asyncio.gather(*workers)
+                    if cfg.search_probes:  # before the strategy's steps, on the budget (resumed: the ones owed)
+                        await probe_searches(site, tracker, budget, sessions[0], rng, cfg.search_probes)
+                    if budget.exhausted() is None:  # the probes may have spent it: no worker's start step then
+                        if cfg.strategy == "scale":
+                            memory = TransitionMemory.from_records(store.records())
+                            engine = Engine(
+                                site, cfg, tracker, model, similarity, budget, store.dir.name, rng=rng, memory=memory
+                            )
+                            workers = [run_worker(engine, s) for s in sessions]
+                        else:
+                            worker = BASELINES[cfg.strategy]
+                            workers = [worker(site, tracker, budget, s, rng) for s in sessions]
+                        await asyncio.gather(*workers)
                 except asyncio.CancelledError:
                     budget.stop("interrupted")
                 finally:

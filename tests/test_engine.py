@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -142,10 +143,11 @@ async def test_resuming_a_spent_scale_run_loads_no_model_and_opens_no_page(scale
     from explorer.models import ModelConfig
 
     summary, store, _ = scale_run
+    shutil.copytree(store.dir, tmp_path / "scale")  # the module's run stays as the other tests read it
     gone = site_config("classifieds").model_copy(update={"start_url": "http://127.0.0.1:9/"})
     cfg = ExploreConfig(max_steps=summary.steps, seed=1)
     missing = ModelConfig(model=str(tmp_path / "no-such-model"))
-    again = await run_exploration(gone, cfg, BrowserConfig(), missing, runs_dir=store.dir.parent, resume_run="scale")
+    again = await run_exploration(gone, cfg, BrowserConfig(), missing, runs_dir=tmp_path, resume_run="scale")
     assert again.stopped_by == "steps" and again.steps == summary.steps and again.states == summary.states
 
 

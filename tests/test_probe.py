@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from datasets import load_from_disk
 from explorer.config import BrowserConfig, ExploreConfig
-from explorer.run import run_exploration
+from explorer.run import run_exploration, stored_config
 from explorer.store import RunStore
 from synthesis.build import build_dataset
 from synthesis.recipe import load_recipe
@@ -54,6 +54,19 @@ async def test_probes_search_with_page_words_first_and_resume_owes_only_the_rest
         if row["instruction"].startswith("Search for"):
             last = row["steps"][-1]["action"]
             assert last["kind"] == "type" and f'"{last["text"]}"' in row["instruction"]
+
+
+async def test_probes_that_spend_the_budget_leave_the_strategy_no_step(site_config, tmp_path):
+    """With as many probes as the budget holds, the run is the start step and the probes: no worker adds its own
+    start step past the budget. Resumed with a larger budget and no flags for the probes, the run keeps the
+    settings its last resume gave it (here 6 probes)."""
+    site = site_config("forum")
+    cfg = ExploreConfig(strategy="greedy", max_steps=4, search_probes=3, seed=0)
+    summary = await run_exploration(site, cfg, BrowserConfig(), runs_dir=tmp_path, run_id="f")
+    assert summary.steps == 4 and [s.kind for s in _steps(summary.run_dir)] == ["start", "probe", "probe", "probe"]
+    more = cfg.model_copy(update={"max_steps": 8, "search_probes": 6})
+    await run_exploration(site, more, BrowserConfig(), runs_dir=tmp_path, resume_run="f")
+    assert stored_config(tmp_path, "f") == more  # what a plain `--resume f` goes on with
 
 
 async def test_a_site_without_a_search_field_spends_no_probe(site_config, tmp_path):
