@@ -32,6 +32,11 @@ def usable_elements(obs: Observation, site: SiteConfig) -> list[Element]:
     ]
 
 
+def is_text_field(element: Element) -> bool:
+    """A field that takes typed text: a textbox or searchbox that is not a checkbox or radio."""
+    return element.role in ("textbox", "searchbox") and element.input_type not in ("checkbox", "radio")
+
+
 def search_words(obs: Observation) -> list[str]:
     """Content words of a page's link names and headings (lowercased, in page order, once each): what a search
     field of the same site has results for, unlike a fixed word list."""
@@ -43,7 +48,7 @@ def search_words(obs: Observation) -> list[str]:
 def action_for(element: Element, rng: random.Random, obs: Observation | None = None) -> Action:
     """A plausible action on an element: type into text fields (a search field gets a word of the page `obs`,
     when given), pick an option in selects, else click."""
-    if element.role in ("textbox", "searchbox") and element.input_type not in ("checkbox", "radio"):
+    if is_text_field(element):
         searching = element.role == "searchbox"
         words = (search_words(obs) if obs is not None and searching else None) or _WORDS
         text = rng.choice(words) if element.input_type != "email" else "tester@example.org"

@@ -16,7 +16,7 @@ import re
 
 from explorer.browser import BrowserSession
 from explorer.budget import Budget
-from explorer.candidates import search_words, usable_elements
+from explorer.candidates import is_text_field, search_words, usable_elements
 from explorer.config import SiteConfig
 from explorer.records import Action, Element, Observation
 from explorer.tracker import StateTracker
@@ -27,8 +27,7 @@ _SEARCH = re.compile(r"\bsearch\b", re.IGNORECASE)
 def search_field(obs: Observation, site: SiteConfig) -> Element | None:
     """The page's search field the policy allows: a searchbox, or a text field named for search."""
     for el in usable_elements(obs, site):
-        named = el.role == "textbox" and _SEARCH.search(el.name) is not None
-        if (el.role == "searchbox" or named) and el.input_type not in ("checkbox", "radio"):
+        if is_text_field(el) and (el.role == "searchbox" or _SEARCH.search(el.name) is not None):
             return el
     return None
 

@@ -24,7 +24,7 @@ from explorer.models import ModelConfig
 from explorer.probe import probe_searches
 from explorer.roles.stats import merged_report
 from explorer.rows import RunMeta
-from explorer.store import RunStore, resume
+from explorer.store import RunStore, reopen, resume
 from explorer.summary import RunSummary
 from explorer.tracker import StateTracker
 
@@ -63,7 +63,7 @@ def open_run(
 def stored_config(runs_dir: str | Path, run_id: str) -> ExploreConfig | None:
     """The ExploreConfig run `run_id` in `runs_dir` last ran with (None for a run that did not keep one); a
     missing or unreadable run is a StoreError naming it."""
-    store, _ = resume(Path(runs_dir) / run_id)
+    store = reopen(Path(runs_dir) / run_id)  # the meta only: the graph is rebuilt when the run resumes
     try:
         return store.meta().explore
     finally:

@@ -332,12 +332,18 @@ def _of_kind(kind: RecordKind) -> tuple[str, tuple[str, ...]]:
     return f" WHERE kind IN ({', '.join('?' * len(names))})", names
 
 
-def resume(run_dir: str | Path) -> tuple[RunStore, ExplorationGraph]:
-    """Reopen a run: its store and the graph rebuilt from it (frontier = graph.frontier())."""
+def reopen(run_dir: str | Path) -> RunStore:
+    """The store of an existing run (a StoreError names a folder that holds none), without rebuilding its graph."""
     run_dir = Path(run_dir)
     if not (run_dir / "run.sqlite").exists():
         raise StoreError(f"{run_dir} holds no run (no run.sqlite): check the run id and --runs-dir")
-    store = RunStore(run_dir)
+    return RunStore(run_dir)
+
+
+def resume(run_dir: str | Path) -> tuple[RunStore, ExplorationGraph]:
+    """Reopen a run: its store and the graph rebuilt from it (frontier = graph.frontier())."""
+    run_dir = Path(run_dir)
+    store = reopen(run_dir)
     try:
         return store, store.load_graph()
     except (sqlite3.DatabaseError, ValidationError) as exc:
